@@ -1,0 +1,2 @@
+// Filled in by its own issue; see README.md for what this package will hold.
+export {};

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { ClawError } from './errors.js';
+
+const positiveInt = z.number().int().positive();
+/** Budgets: a number ≤ 0 means unlimited. */
+const budget = z.number().int();
+const milliseconds = z.number().int().nonnegative();
+
+/** Price of a model in US dollars per million tokens. */
+export const modelPriceSchema = z
+  .object({
+    inputPerMillion: z.number().nonnegative(),
+    outputPerMillion: z.number().nonnegative(),
+  })
+  .strict();
+
+/**
+ * `<workDir>/.claw/config.json`. Every key is optional; flags and environment variables override
+ * it, and defaults fill the rest. Unknown keys are an error, so a typo never goes unnoticed.
+ */
+export const clawConfigSchema = z
+  .object({
+    model: z.string().min(1),
+    baseUrl: z.url(),
+    maxTurns: positiveInt,
+    maxSessionTokens: budget,
+    maxRunTokens: budget,
+    maxSubagents: budget,
+    maxSessionCostUsd: z.number(),
+    maxRunCostUsd: z.number(),
+    toolTimeBudgetMs: budget,
+    callTimeoutMs: milliseconds,
+    firstTokenTimeoutMs: milliseconds,
+    retries: z.number().int().nonnegative(),
+    contextWindowTokens: positiveInt,
+    approval: z.enum(['ask', 'allow', 'deny']),
+    prices: z.record(z.string().min(1), modelPriceSchema),
+  })
+  .partial()
+  .strict();
+
+export type ClawConfig = z.infer<typeof clawConfigSchema>;
+export type ModelPrice = z.infer<typeof modelPriceSchema>;
+
+/**
+ * Validates parsed config JSON. `source` names where it came from (a file path) for the message.
+ *
+ * @throws ClawError with code `config_invalid`, naming each bad key and what is wrong with it.
+ */
+export function parseClawConfig(value: unknown, source: string): ClawConfig {
+  const result = clawConfigSchema.safeParse(value);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
+    if (issue.code === 'unrecognized_keys') {
+      const prefix = key === '(top level)' ? '' : `${key}.`;
+      return `unknown key ${issue.keys.map((k) => `"${prefix}${k}"`).join(', ')}`;
+    }
+    return `"${key}": ${issue.message}`;
+  });
+  throw new ClawError(`invalid configuration in ${source}: ${problems.join('; ')}`, {
+    code: 'config_invalid',
+    cause: result.error,
+  });
+}

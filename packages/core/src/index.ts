@@ -1,0 +1,65 @@
+export {
+  ClawError,
+  abortReason,
+  errorMessage,
+  findError,
+  hasErrorCode,
+  throwIfAborted,
+} from './errors.js';
+export { sleep } from './async.js';
+export {
+  addUsage,
+  emptyUsage,
+  messageSchema,
+  toolCallSchema,
+  type AssistantMessage,
+  type Message,
+  type Role,
+  type SystemMessage,
+  type ToolCall,
+  type ToolMessage,
+  type Usage,
+  type UserMessage,
+} from './messages.js';
+export {
+  defineTool,
+  riskLevels,
+  type ArgumentsCheck,
+  type DefineToolOptions,
+  type JsonSchema,
+  type RiskLevel,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from './tools.js';
+export type {
+  CallOptions,
+  FinishReason,
+  ModelRequest,
+  ModelResponse,
+  Provider,
+  StreamEvent,
+} from './provider.js';
+export type { Reporter, ToolResultReport } from './reporter.js';
+export {
+  approvalDecisions,
+  clientMessageSchema,
+  defaultMaxClientLineBytes,
+  parseClientMessage,
+  serverEventSchema,
+  taskEndEventTypes,
+  type ApprovalDecision,
+  type ClientMessage,
+  type ParsedClientMessage,
+  type ServerEvent,
+  type ServerEventOf,
+  type ServerEventType,
+} from './events.js';
+export {
+  clawConfigSchema,
+  modelPriceSchema,
+  parseClawConfig,
+  type ClawConfig,
+  type ModelPrice,
+} from './config.js';

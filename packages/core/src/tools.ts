@@ -1,0 +1,88 @@
+import { z } from 'zod';
+
+/**
+ * How much harm a tool can do (CORE-2). The approval policy decides from it: `safe` runs without
+ * asking, `mutating` and `dangerous` ask unless a grant or the user's mode says otherwise.
+ */
+export type RiskLevel = 'safe' | 'mutating' | 'dangerous';
+export const riskLevels = ['safe', 'mutating', 'dangerous'] as const satisfies readonly RiskLevel[];
+
+/** A JSON Schema object, as sent to the model in a tool definition. */
+export type JsonSchema = Record<string, unknown>;
+
+/** What the model sees of a tool. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: JsonSchema;
+}
+
+export interface ToolContext {
+  /** Aborted when the run is canceled or the tool's time is up; tools must stop promptly. */
+  signal: AbortSignal;
+  /** The workspace root; tools resolve every path inside it. */
+  workDir: string;
+}
+
+export interface ToolResult {
+  content: string;
+  /** True when the content reports a failure; the model is told so. */
+  isError?: boolean;
+}
+
+export type ArgumentsCheck<Args> =
+  | { success: true; data: Args }
+  | { success: false; error: string };
+
+/**
+ * A tool the engine can run (CORE-2). Arguments arrive as the parsed JSON the model sent; when
+ * `parseArguments` is present the engine calls it before approval and execution and turns a
+ * failure into an error Observation.
+ */
+export interface Tool<Args = unknown> {
+  readonly definition: ToolDefinition;
+  readonly risk: RiskLevel;
+  parseArguments?(args: unknown): ArgumentsCheck<Args>;
+  execute(args: Args, context: ToolContext): Promise<ToolResult | string>;
+}
+
+export interface DefineToolOptions<Schema extends z.ZodType> {
+  name: string;
+  description: string;
+  risk: RiskLevel;
+  /** zod schema of the arguments object; its JSON Schema is what the model sees. */
+  schema: Schema;
+  execute(args: z.output<Schema>, context: ToolContext): Promise<ToolResult | string>;
+}
+
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Builds a schema-first `Tool`: the JSON Schema sent to the model is derived from the zod schema,
+ * and the same schema validates the model's arguments before approval and execution.
+ *
+ * @throws TypeError when the name is not 1–64 characters of letters, digits, `_` or `-` (the
+ * limit the Chat Completions API puts on function names).
+ */
+export function defineTool<Schema extends z.ZodType>(
+  options: DefineToolOptions<Schema>,
+): Tool<z.output<Schema>> {
+  if (!toolNamePattern.test(options.name)) {
+    throw new TypeError(
+      `invalid tool name ${JSON.stringify(options.name)}: use 1-64 letters, digits, "_" or "-"`,
+    );
+  }
+  const parameters = z.toJSONSchema(options.schema, { io: 'input' }) as JsonSchema;
+  delete parameters.$schema;
+  return {
+    definition: { name: options.name, description: options.description, parameters },
+    risk: options.risk,
+    parseArguments(args: unknown): ArgumentsCheck<z.output<Schema>> {
+      const result = options.schema.safeParse(args);
+      if (result.success) return { success: true, data: result.data };
+      return { success: false, error: z.prettifyError(result.error) };
+    },
+    execute: (args, context) => options.execute(args, context),
+  };
+}

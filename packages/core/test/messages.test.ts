@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { addUsage, emptyUsage, messageSchema, type Message } from '../src/index.js';
+
+describe('Message (CORE-1)', () => {
+  const history: Message[] = [
+    { role: 'system', content: 'You are claw.' },
+    { role: 'user', content: 'read a.ts and b.ts' },
+    {
+      role: 'assistant',
+      content: '',
+      toolCalls: [
+        { id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' },
+        { id: 'call_2', name: 'read_file', arguments: '{"path":"b.ts"}' },
+      ],
+    },
+    { role: 'tool', toolCallId: 'call_1', content: 'export const a = 1;' },
+    { role: 'tool', toolCallId: 'call_2', content: 'no such file', isError: true },
+    { role: 'assistant', content: 'a.ts exports a; b.ts is missing.' },
+  ];
+
+  it('round-trips through JSON unchanged and validates against the schema', () => {
+    const parsed: unknown = JSON.parse(JSON.stringify(history));
+    expect(parsed).toEqual(history);
+    for (const message of parsed as unknown[]) {
+      expect(messageSchema.parse(message)).toEqual(message);
+    }
+  });
+
+  it('rejects malformed wire messages', () => {
+    expect(messageSchema.safeParse({ role: 'tool', content: 'x' }).success).toBe(false);
+    expect(messageSchema.safeParse({ role: 'robot', content: 'x' }).success).toBe(false);
+    expect(
+      messageSchema.safeParse({ role: 'assistant', content: '', toolCalls: [{ id: '', name: 'x', arguments: '{}' }] })
+        .success,
+    ).toBe(false);
+  });
+});
+
+describe('Usage', () => {
+  it('adds up and treats a missing usage as zero', () => {
+    const one = { promptTokens: 10, completionTokens: 2, totalTokens: 12 };
+    expect(addUsage(one, one)).toEqual({ promptTokens: 20, completionTokens: 4, totalTokens: 24 });
+    expect(addUsage(one, undefined)).toEqual(one);
+    expect(addUsage(emptyUsage, one)).toEqual(one);
+  });
+});

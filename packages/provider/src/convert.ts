@@ -1,0 +1,98 @@
+import type {
+  FinishReason,
+  Message,
+  ModelRequest,
+  ToolCall,
+  ToolDefinition,
+  Usage,
+} from '@claw/core';
+import type {
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+
+/** claw messages → Chat Completions messages. */
+export function toChatMessages(messages: readonly Message[]): ChatCompletionMessageParam[] {
+  return messages.map((message): ChatCompletionMessageParam => {
+    switch (message.role) {
+      case 'system':
+      case 'user':
+        return { role: message.role, content: message.content };
+      case 'assistant': {
+        const toolCalls = message.toolCalls ?? [];
+        if (toolCalls.length === 0) return { role: 'assistant', content: message.content };
+        return {
+          role: 'assistant',
+          // Some servers reject an empty string next to tool calls; null is what the API sends.
+          content: message.content === '' ? null : message.content,
+          tool_calls: toolCalls.map((call) => ({
+            id: call.id,
+            type: 'function' as const,
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        };
+      }
+      case 'tool':
+        return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    }
+  });
+}
+
+export function toChatTools(tools: readonly ToolDefinition[] | undefined): ChatCompletionTool[] {
+  return (tools ?? []).map((tool) => ({
+    type: 'function' as const,
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+}
+
+/** The body fields shared by streaming and non-streaming calls. */
+export function requestBody(request: ModelRequest, defaultModel: string) {
+  const tools = toChatTools(request.tools);
+  return {
+    model: request.model ?? defaultModel,
+    messages: toChatMessages(request.messages),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxOutputTokens === undefined
+      ? {}
+      : { max_completion_tokens: request.maxOutputTokens }),
+  };
+}
+
+export function fromUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
+  if (usage === null || usage === undefined) return undefined;
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    totalTokens: usage.total_tokens,
+  };
+}
+
+export function fromFinishReason(reason: string | null | undefined): FinishReason | undefined {
+  switch (reason) {
+    case null:
+    case undefined:
+      return undefined;
+    case 'stop':
+    case 'tool_calls':
+    case 'length':
+    case 'content_filter':
+      return reason;
+    default:
+      return 'other';
+  }
+}
+
+/** Function tool calls of a non-streaming reply (other kinds are not claw tools). */
+export function fromToolCalls(
+  calls: readonly ChatCompletionMessageToolCall[] | undefined,
+): ToolCall[] {
+  const result: ToolCall[] = [];
+  for (const call of calls ?? []) {
+    if (call.type !== 'function') continue;
+    result.push({ id: call.id, name: call.function.name, arguments: call.function.arguments });
+  }
+  return result;
+}

@@ -1,0 +1,27 @@
+import { defaultServerConditions } from 'vite';
+import { defineConfig } from 'vitest/config';
+
+// Tests import workspace packages from source: the "@claw/source" export condition points each
+// package at its src/index.ts, so `pnpm test` needs no build first.
+const conditions = ['@claw/source', ...defaultServerConditions];
+
+// CI asks for a machine-readable summary next to the usual output.
+const resultsFile = process.env.CLAW_TEST_RESULTS;
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'apps/*/test/**/*.test.{ts,tsx}',
+      'eval/test/**/*.test.ts',
+      'tools/test/**/*.test.ts',
+    ],
+    ...(resultsFile
+      ? { reporters: ['default', 'json'], outputFile: { json: resultsFile } }
+      : {}),
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+  },
+});
