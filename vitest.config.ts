@@ -3,7 +3,12 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import workspace packages from source: the "@claw/source" export condition points each
 // package at its src/index.ts, so `pnpm test` needs no build first.
-const conditions = ['@claw/source', ...defaultServerConditions];
+// "module" is dropped: some packages (@opentelemetry/api) point it at builds that Node's own ESM
+// loader cannot load, and vitest hands node_modules to Node as they are.
+const conditions = [
+  '@claw/source',
+  ...defaultServerConditions.filter((condition) => condition !== 'module'),
+];
 
 // CI asks for a machine-readable summary next to the usual output.
 const resultsFile = process.env.CLAW_TEST_RESULTS;

@@ -63,3 +63,5 @@ export {
   type ClawConfig,
   type ModelPrice,
 } from './config.js';
+export type { ApprovalGate, ApprovalRequest, GateDecision } from './approval.js';
+export type { AgentSession } from './session.js';

@@ -1,2 +1,21 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export {
+  Engine,
+  defaultMaxTurns,
+  defaultToolConcurrency,
+  type EngineOptions,
+  type RunOptions,
+  type RunResult,
+  type RunStatus,
+} from './engine.js';
+export { ToolRegistry } from './registry.js';
+export { ReporterError } from './safe-reporter.js';
+export { canceledObservationText } from './observations.js';
+export { attributes as spanAttributes, spanNames } from './telemetry.js';
+export {
+  defaultContextWindowTokens,
+  defaultMaxWindowMessages,
+  defaultReservedOutputTokens,
+  estimateMessageTokens,
+  selectWindow,
+  type WindowOptions,
+} from './working-memory.js';

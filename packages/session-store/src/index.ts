@@ -1,2 +1,1 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export { MemorySession, type MemorySessionOptions } from './memory-session.js';

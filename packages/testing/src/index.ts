@@ -6,3 +6,10 @@ export {
   type ScriptedStep,
 } from './scripted-provider.js';
 export { splitIntoPieces } from './chunking.js';
+export { AllowAllGate, DenyAllGate } from './gates.js';
+export {
+  RecordingReporter,
+  type RecordingReporterOptions,
+  type ReporterEvent,
+  type ReporterEventType,
+} from './recording-reporter.js';

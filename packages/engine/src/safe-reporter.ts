@@ -1,0 +1,57 @@
+import {
+  ClawError,
+  type Message,
+  type Reporter,
+  type ToolCall,
+  type ToolResultReport,
+} from '@claw/core';
+
+/** A reporter callback failed; the run stops (ENG-7). The callback's error is the cause. */
+export class ReporterError extends ClawError {
+  constructor(callback: string, cause: unknown) {
+    super(`the reporter failed in ${callback}; the run was stopped`, {
+      code: 'reporter_failed',
+      cause,
+    });
+  }
+}
+
+/**
+ * Awaits every reporter callback and turns its failure into a `ReporterError`, so the engine can
+ * tell a reporter failure from a model or tool failure.
+ */
+export class SafeReporter {
+  constructor(private readonly reporter: Reporter) {}
+
+  thinking(turn: number): Promise<void> {
+    return this.call('onThinking', () => this.reporter.onThinking?.({ turn }));
+  }
+
+  textDelta(delta: string): Promise<void> {
+    return this.call('onTextDelta', () => this.reporter.onTextDelta?.(delta));
+  }
+
+  textCompleted(text: string): Promise<void> {
+    return this.call('onTextCompleted', () => this.reporter.onTextCompleted?.(text));
+  }
+
+  toolCall(call: ToolCall): Promise<void> {
+    return this.call('onToolCall', () => this.reporter.onToolCall?.(call));
+  }
+
+  toolResult(result: ToolResultReport): Promise<void> {
+    return this.call('onToolResult', () => this.reporter.onToolResult?.(result));
+  }
+
+  message(message: Message): Promise<void> {
+    return this.call('onMessage', () => this.reporter.onMessage?.(message));
+  }
+
+  private async call(name: string, callback: () => void | Promise<void> | undefined) {
+    try {
+      await callback();
+    } catch (error) {
+      throw new ReporterError(name, error);
+    }
+  }
+}

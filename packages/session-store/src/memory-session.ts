@@ -1,0 +1,43 @@
+import { addUsage, emptyUsage, type AgentSession, type Message, type Usage } from '@claw/core';
+
+export interface MemorySessionOptions {
+  id?: string;
+  workDir: string;
+  /** History to start from (copied). */
+  history?: readonly Message[];
+  usage?: Usage;
+}
+
+/**
+ * A session that lives only in memory and never touches disk: for tests, library users and
+ * subagents run on their own.
+ */
+export class MemorySession implements AgentSession {
+  readonly id: string;
+  readonly workDir: string;
+  private readonly messages: Message[];
+  private totals: Usage;
+
+  constructor(options: MemorySessionOptions) {
+    this.id = options.id ?? 'default';
+    this.workDir = options.workDir;
+    this.messages = [...(options.history ?? [])];
+    this.totals = { ...(options.usage ?? emptyUsage) };
+  }
+
+  history(): readonly Message[] {
+    return this.messages;
+  }
+
+  async append(...messages: Message[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+
+  async recordUsage(usage: Usage): Promise<void> {
+    this.totals = addUsage(this.totals, usage);
+  }
+
+  usage(): Usage {
+    return { ...this.totals };
+  }
+}
