@@ -51,7 +51,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['eslint.config.js', 'scripts/*.mjs', 'packages/*/tsup.config.ts'],
+          allowDefaultProject: ['packages/*/tsup.config.ts'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
@@ -96,6 +96,6 @@ export default tseslint.config(
   {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: globals.node },
+    languageOptions: { globals: globals.node, parserOptions: { projectService: false } },
   },
 );

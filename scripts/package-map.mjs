@@ -7,7 +7,7 @@ import path from 'node:path';
 const root = path.resolve(import.meta.dirname, '..');
 const dirs = ['packages', 'apps']
   .flatMap((group) => readdirSync(path.join(root, group)).map((name) => `${group}/${name}`))
-  .concat('eval')
+  .concat('eval', 'bench')
   .filter((dir) => existsSync(path.join(root, dir, 'package.json')));
 
 const manifests = dirs.map((dir) => ({

@@ -46,6 +46,7 @@ export const defaultLayers: Readonly<Record<string, number>> = {
   '@claw/server': 5,
   '@claw/web': 5,
   '@claw/eval': 5,
+  '@claw/bench': 5,
 };
 
 const dependencyFields = [
@@ -151,12 +152,12 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Packaging rules for one package; apps (private) only need to be ESM. */
+/** Packaging rules for one package; apps and benchmarks (private) only need to be ESM. */
 export function checkPackaging(pkg: WorkspacePackage): GraphViolation[] {
   const problems: string[] = [];
   const { manifest } = pkg;
   if (manifest.type !== 'module') problems.push('"type" must be "module" (ESM only)');
-  const isApp = pkg.dir.startsWith('apps/') || pkg.dir === 'eval';
+  const isApp = pkg.dir.startsWith('apps/') || pkg.dir === 'eval' || pkg.dir === 'bench';
   if (isApp !== (manifest.private === true)) {
     return [
       {
@@ -243,9 +244,9 @@ async function sourceFiles(dir: string): Promise<string[]> {
     .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
-/** Reads every workspace package (packages/*, apps/*, eval) under `root`. */
+/** Reads every workspace package (packages/*, apps/*, eval, bench) under `root`. */
 export async function readWorkspacePackages(root: string): Promise<WorkspacePackage[]> {
-  const dirs: string[] = ['eval'];
+  const dirs: string[] = ['eval', 'bench'];
   for (const group of ['packages', 'apps']) {
     const entries = await readdir(path.join(root, group), { withFileTypes: true });
     for (const entry of entries) if (entry.isDirectory()) dirs.push(`${group}/${entry.name}`);

@@ -38,7 +38,7 @@ describe('the real workspace', () => {
     const packages = await readWorkspacePackages(root);
     expect(packages.map((pkg) => pkg.name).sort()).toEqual(
       [
-        '@claw/a2a', '@claw/approval', '@claw/cli', '@claw/core', '@claw/engine', '@claw/eval',
+        '@claw/a2a', '@claw/approval', '@claw/bench', '@claw/cli', '@claw/core', '@claw/engine', '@claw/eval',
         '@claw/mcp', '@claw/provider', '@claw/runtime', '@claw/sandbox', '@claw/server',
         '@claw/session-store', '@claw/testing', '@claw/web',
       ].sort(),

@@ -18,3 +18,27 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * A child signal that aborts (with the same reason) when `parent` does, for handing to code that
+ * adds abort listeners and never removes them (HTTP clients do). Call `dispose` when the operation
+ * settles: it removes the one listener this put on `parent`, so a long-lived parent signal
+ * collects no listeners however many operations it covers.
+ */
+export function linkAbortSignal(parent: AbortSignal | undefined): {
+  signal: AbortSignal;
+  dispose: () => void;
+} {
+  const controller = new AbortController();
+  if (parent === undefined) return { signal: controller.signal, dispose: () => undefined };
+  if (parent.aborted) {
+    controller.abort(parent.reason);
+    return { signal: controller.signal, dispose: () => undefined };
+  }
+  const forward = (): void => controller.abort(parent.reason);
+  parent.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => parent.removeEventListener('abort', forward),
+  };
+}

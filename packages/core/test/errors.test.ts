@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   ClawError,
@@ -5,6 +6,7 @@ import {
   errorMessage,
   findError,
   hasErrorCode,
+  linkAbortSignal,
   sleep,
   throwIfAborted,
 } from '../src/index.js';
@@ -86,5 +88,25 @@ describe('abort helpers', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     await expect(sleep(10, AbortSignal.abort(reason))).rejects.toBe(reason);
+  });
+});
+
+describe('linkAbortSignal', () => {
+  it('forwards the parent\'s abort with its reason, and dispose removes its listener', () => {
+    const parent = new AbortController();
+    const link = linkAbortSignal(parent.signal);
+    expect(getEventListeners(parent.signal, 'abort')).toHaveLength(1);
+    const reason = new Error('stop');
+    parent.abort(reason);
+    expect(link.signal.aborted).toBe(true);
+    expect(link.signal.reason).toBe(reason);
+
+    const other = new AbortController();
+    const disposed = linkAbortSignal(other.signal);
+    disposed.dispose();
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
+    other.abort();
+    expect(disposed.signal.aborted).toBe(false);
+    expect(linkAbortSignal(AbortSignal.abort(reason)).signal.reason).toBe(reason);
   });
 });

@@ -19,3 +19,22 @@ export {
   selectWindow,
   type WindowOptions,
 } from './working-memory.js';
+export {
+  bashArguments,
+  builtinTools,
+  createBashTool,
+  createEditFileTool,
+  createReadFileTool,
+  createWriteFileTool,
+  editFileArguments,
+  readFileArguments,
+  writeFileArguments,
+  type BashArguments,
+  type BashToolOptions,
+  type BuiltinTool,
+  type BuiltinToolsOptions,
+  type EditFileArguments,
+  type ReadFileArguments,
+  type ReadFileToolOptions,
+  type WriteFileArguments,
+} from './tools/index.js';

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { CallOptions, ModelRequest, Provider, StreamEvent } from '@claw/core';
 import { AllowAllGate, RecordingReporter, ScriptedProvider } from '@claw/testing';
 import { describe, expect, it } from 'vitest';
@@ -213,5 +214,22 @@ describe('Engine.run: reporter failures (ENG-7)', () => {
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('run_failed');
     expect(result.error?.cause).toBe(failure);
+  });
+});
+
+describe('Engine.run: abort listeners', () => {
+  it('a long run leaves no listener on its signal', async () => {
+    const controller = new AbortController();
+    const call = { name: 'wait', arguments: { ms: 0, label: 'x' } };
+    const provider = new ScriptedProvider([
+      ...Array.from({ length: 15 }, () => ({ toolCalls: [call, call] })),
+      { text: 'done' },
+    ]);
+    const result = await new Engine({ provider, gate: new AllowAllGate(), tools: [waitTool()] }).run('go', {
+      session: newSession(),
+      signal: controller.signal,
+    });
+    expect(result.status).toBe('completed');
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -1,6 +1,7 @@
 import {
   ClawError,
   abortReason,
+  linkAbortSignal,
   throwIfAborted,
   type CallOptions,
   type ModelRequest,
@@ -73,13 +74,17 @@ export class OpenAIProvider implements Provider {
     const { signal } = options;
     throwIfAborted(signal);
     let completion: OpenAI.Chat.Completions.ChatCompletion;
+    // The SDK never removes the listener it adds to a signal: give it one that lives per call.
+    const link = linkAbortSignal(signal);
     try {
       completion = await this.client.chat.completions.create(
         { ...requestBody(request, this.model), stream: false },
-        signal === undefined ? {} : { signal },
+        { signal: link.signal },
       );
     } catch (error) {
       throw translateError(error, signal);
+    } finally {
+      link.dispose();
     }
     const choice = completion.choices[0];
     if (choice === undefined) {
@@ -113,6 +118,7 @@ export class OpenAIProvider implements Provider {
     const { signal } = options;
     throwIfAborted(signal);
     const assembler = new StreamAssembler();
+    const link = linkAbortSignal(signal);
     try {
       const chunks = await this.client.chat.completions.create(
         {
@@ -120,7 +126,7 @@ export class OpenAIProvider implements Provider {
           stream: true,
           stream_options: { include_usage: true },
         },
-        signal === undefined ? {} : { signal },
+        { signal: link.signal },
       );
       // Leaving this loop by any path (return, throw, the consumer breaking out) makes the SDK
       // abort the HTTP request, so no producer outlives the call.
@@ -131,6 +137,8 @@ export class OpenAIProvider implements Provider {
       }
     } catch (error) {
       throw translateError(error, signal);
+    } finally {
+      link.dispose();
     }
     if (signal?.aborted === true) throw abortReason(signal);
     if (!assembler.finished) {

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAIProvider } from '../src/index.js';
@@ -51,5 +52,19 @@ describe('OpenAIProvider.generate', () => {
     });
     await provider.generate({ messages: [{ role: 'user', content: 'go' }] });
     expect(server.requests[0]?.headers['x-team']).toBe('claw');
+  });
+});
+
+describe('OpenAIProvider: abort listeners', () => {
+  it('leaves no listener on the caller\'s signal, however many calls it covers', async () => {
+    server = await FakeOpenAIServer.start({ turns: Array.from({ length: 24 }, () => ({ text: 'ok' })) });
+    const provider = new OpenAIProvider({ apiKey: 'k', model: 'm', baseURL: server.baseURL });
+    const controller = new AbortController();
+    const request = { messages: [{ role: 'user' as const, content: 'go' }] };
+    for (let index = 0; index < 12; index += 1) {
+      await provider.generate(request, { signal: controller.signal });
+      for await (const event of provider.stream(request, { signal: controller.signal })) void event;
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

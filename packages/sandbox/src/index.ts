@@ -1,2 +1,10 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export {
+  InvalidPathError,
+  PathOutsideWorkspaceError,
+  SandboxError,
+  SymlinkResolutionError,
+  type SandboxErrorCode,
+} from './errors.js';
+export { resolveWithinWorkspace } from './resolve.js';
+export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';
+export { checkWorkspaceEscape, commandEscapesWorkspace } from './escape.js';

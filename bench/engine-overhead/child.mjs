@@ -1,0 +1,89 @@
+// One benchmark process: runs one implementation (the claw engine, or a bare loop on the openai
+// package) against the fake server, a warm-up run and then measured runs, and prints its figures
+// as one JSON line. Each implementation runs in its own process so CPU time and peak RSS are its
+// own.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Engine, createReadFileTool } from '@claw/engine';
+import { OpenAIProvider } from '@claw/provider';
+import { MemorySession } from '@claw/session-store';
+import { AllowAllGate } from '@claw/testing';
+import OpenAI from 'openai';
+
+const [implementation, baseURL, workDir, runsText] = process.argv.slice(2);
+const measuredRuns = Number(runsText);
+const model = 'bench-model';
+const prompt = 'Read the four files, again and again.';
+
+const readFileDefinition = createReadFileTool().definition;
+
+async function runEngine(turnStarts) {
+  const engine = new Engine({
+    provider: new OpenAIProvider({ apiKey: 'bench', model, baseURL }),
+    gate: new AllowAllGate(),
+    tools: [createReadFileTool()],
+    maxTurns: 100,
+  });
+  const session = new MemorySession({ workDir });
+  const result = await engine.run(prompt, {
+    session,
+    reporter: { onThinking: () => void turnStarts.push(performance.now()) },
+  });
+  if (result.status !== 'completed') throw new Error(`engine run ${result.status}: ${result.error?.message}`);
+}
+
+async function runBare(turnStarts) {
+  const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
+  const tools = [{ type: 'function', function: readFileDefinition }];
+  const messages = [{ role: 'user', content: prompt }];
+  for (;;) {
+    turnStarts.push(performance.now());
+    const stream = await client.chat.completions.create({
+      model,
+      messages,
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = '';
+    const calls = [];
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.content) content += delta.content;
+      for (const piece of delta?.tool_calls ?? []) {
+        const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.function.name = piece.function.name;
+        call.function.arguments += piece.function?.arguments ?? '';
+      }
+    }
+    messages.push(calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content });
+    if (calls.length === 0) return;
+    const results = await Promise.all(
+      calls.map((call) => readFile(path.join(workDir, JSON.parse(call.function.arguments).path), 'utf8')),
+    );
+    results.forEach((result, index) => messages.push({ role: 'tool', tool_call_id: calls[index].id, content: result }));
+  }
+}
+
+const run = implementation === 'engine' ? runEngine : runBare;
+await run([]); // warm-up: JIT, connection pool
+const turnTimes = [];
+const cpuBefore = process.cpuUsage();
+for (let index = 0; index < measuredRuns; index += 1) {
+  const turnStarts = [];
+  await run(turnStarts);
+  turnStarts.push(performance.now());
+  for (let turn = 1; turn < turnStarts.length; turn += 1) {
+    turnTimes.push(turnStarts[turn] - turnStarts[turn - 1]);
+  }
+}
+const cpu = process.cpuUsage(cpuBefore);
+process.stdout.write(
+  `${JSON.stringify({
+    implementation,
+    turnTimes,
+    cpuMsPerRun: (cpu.user + cpu.system) / 1000 / measuredRuns,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  })}\n`,
+);

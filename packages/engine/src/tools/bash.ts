@@ -1,0 +1,222 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  ClawError,
+  abortReason,
+  defineTool,
+  throwIfAborted,
+  type ToolResult,
+} from '@claw/core';
+import { checkDestructiveCommand, checkWorkspaceEscape } from '@claw/sandbox';
+import { z } from 'zod';
+import { CappedOutput } from './capped-output.js';
+import { errnoCode } from './files.js';
+import type { BuiltinTool } from './builtin-tool.js';
+
+/** Options of {@link createBashTool}. */
+export interface BashToolOptions {
+  /** Wall time of one command; then its whole process group is killed. Default 30,000 ms. */
+  timeoutMs?: number;
+  /** Bytes kept of stdout and of stderr each (head and tail; the middle is cut). Default 64 KiB. */
+  maxOutputBytes?: number;
+  /** Environment of the command. Default: the environment of this process. */
+  env?: NodeJS.ProcessEnv;
+  /** After a timeout, time between SIGTERM and SIGKILL of the process group. Default 500 ms. */
+  killGraceMs?: number;
+}
+
+export const bashArguments = z.object({
+  command: z.string().min(1).describe('The command line, run by `bash -c` in the workspace root.'),
+});
+
+export type BashArguments = z.output<typeof bashArguments>;
+
+/** How long to wait for the output pipes to close once the command and its group are gone. */
+const drainMs = 1000;
+
+/**
+ * Creates the `bash` tool (TOOL-4, risk `dangerous`): runs `bash -c <command>` in the workspace
+ * root as its own process group, stdin closed. A command the sandbox fences flag as destructive or
+ * escaping the workspace is not run (error result `refused: <reason>`). After `timeoutMs` the
+ * group gets SIGTERM, then SIGKILL after `killGraceMs`; when the command ends, whatever it left
+ * running in its group is killed too. The result gives the exit status, stdout and stderr (each cut
+ * in the middle beyond `maxOutputBytes`); it is an error result on a non-zero exit, a signal or
+ * a timeout.
+ *
+ * `execute` rejects with the signal's reason when aborted (the process group is killed first) and
+ * with a `ClawError` (`bash_spawn_failed`) when bash cannot be started.
+ */
+export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashArguments> {
+  const settings: RunSettings = {
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
+    env: options.env,
+    killGraceMs: options.killGraceMs ?? 500,
+  };
+  // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
+  return defineTool({
+    name: 'bash',
+    description:
+      'Run a shell command with `bash -c` in the workspace root (the working directory). Use ' +
+      'relative paths; commands that are destructive or leave the workspace are refused. stdin is ' +
+      `closed; the command is killed after ${formatDuration(settings.timeoutMs)}, and background ` +
+      'processes are stopped when it ends. Returns the exit code, stdout and stderr (long output ' +
+      'is cut in the middle).',
+    risk: 'dangerous',
+    schema: bashArguments,
+    async execute(args, { signal, workDir }): Promise<ToolResult> {
+      throwIfAborted(signal);
+      const reason = checkDestructiveCommand(args.command) ?? checkWorkspaceEscape(args.command);
+      if (reason !== undefined) return { content: `refused: ${reason}`, isError: true };
+      const outcome = await runCommand(args.command, workDir, signal, settings);
+      if (outcome.aborted) throw abortReason(signal);
+      return formatOutcome(outcome, settings.timeoutMs);
+    },
+  }) as BuiltinTool<BashArguments>;
+}
+
+interface RunSettings {
+  timeoutMs: number;
+  maxOutputBytes: number;
+  env: NodeJS.ProcessEnv | undefined;
+  killGraceMs: number;
+}
+
+interface RunOutcome {
+  exitCode: number | null;
+  exitSignal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the command and settles once it has exited, its process group has been killed and its
+ * output pipes are closed (or `drainMs` after exit, should a process that left the group still
+ * hold them). Never rejects on abort: the caller sees `aborted` and throws the signal's reason.
+ */
+function runCommand(
+  command: string,
+  workDir: string,
+  signal: AbortSignal,
+  settings: RunSettings,
+): Promise<RunOutcome> {
+  return new Promise<RunOutcome>((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn('bash', ['-c', command], {
+        cwd: workDir,
+        env: settings.env,
+        // Its own process group, so that one kill reaches every process the command started.
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      reject(spawnError(error));
+      return;
+    }
+    const stdout = new CappedOutput(settings.maxOutputBytes);
+    const stderr = new CappedOutput(settings.maxOutputBytes);
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+
+    let timedOut = false;
+    let aborted = false;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let settled = false;
+    const timers: NodeJS.Timeout[] = [];
+
+    const killGroup = (killSignal: NodeJS.Signals): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, killSignal);
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const cleanUp = (): void => {
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const finish = (): void => {
+      if (settled) return;
+      cleanUp();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve({
+        exitCode,
+        exitSignal,
+        timedOut,
+        aborted,
+        stdout: stdout.text('stdout'),
+        stderr: stderr.text('stderr'),
+      });
+    };
+    function onAbort(): void {
+      aborted = true;
+      killGroup('SIGKILL');
+    }
+
+    signal.addEventListener('abort', onAbort, { once: true });
+    timers.push(
+      setTimeout(() => {
+        timedOut = true;
+        killGroup('SIGTERM');
+        timers.push(setTimeout(() => killGroup('SIGKILL'), settings.killGraceMs));
+      }, settings.timeoutMs),
+    );
+    child.once('error', (error) => {
+      if (settled) return;
+      killGroup('SIGKILL');
+      cleanUp();
+      reject(spawnError(error));
+    });
+    child.once('exit', (code, exitedBy) => {
+      exitCode = code;
+      exitSignal = exitedBy;
+      // Nothing the command started outlives it.
+      killGroup('SIGKILL');
+      timers.push(setTimeout(finish, drainMs));
+    });
+    child.once('close', finish);
+    // The signal may have been aborted between the caller's check and the listener.
+    if (signal.aborted) onAbort();
+  });
+}
+
+function spawnError(error: unknown): ClawError {
+  return new ClawError(
+    `could not start bash in the workspace: ${errnoCode(error) ?? String(error)}`,
+    { code: 'bash_spawn_failed', cause: error },
+  );
+}
+
+function formatOutcome(outcome: RunOutcome, timeoutMs: number): ToolResult {
+  let status: string;
+  let failed: boolean;
+  if (outcome.timedOut) {
+    status = `timed out after ${formatDuration(timeoutMs)} and was killed`;
+    failed = true;
+  } else if (outcome.exitCode !== null) {
+    status = `exit code: ${outcome.exitCode}`;
+    failed = outcome.exitCode !== 0;
+  } else {
+    status = `killed by signal ${outcome.exitSignal ?? 'unknown'}`;
+    failed = true;
+  }
+  const content = [status, section('stdout', outcome.stdout), section('stderr', outcome.stderr)]
+    .join('\n');
+  return failed ? { content, isError: true } : { content };
+}
+
+function section(label: string, text: string): string {
+  if (text === '') return `--- ${label} (empty) ---`;
+  return `--- ${label} ---\n${text.endsWith('\n') ? text.slice(0, -1) : text}`;
+}
+
+/** `30000` → `30s`, `1500` → `1.5s`, `300` → `300ms`. */
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${Math.round(ms / 100) / 10}s`;
+}

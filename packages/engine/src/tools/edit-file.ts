@@ -1,0 +1,163 @@
+import { readFile, stat } from 'node:fs/promises';
+import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
+import { resolveWithinWorkspace } from '@claw/sandbox';
+import { z } from 'zod';
+import { displayPath, errnoCode, fileSystemError, writeFileAtomic } from './files.js';
+import { writeFailure } from './write-file.js';
+import type { BuiltinTool } from './builtin-tool.js';
+
+export const editFileArguments = z.object({
+  path: z.string().min(1).describe('File path relative to the workspace root.'),
+  old_string: z
+    .string()
+    .min(1, 'old_string must not be empty; use write_file to create or replace a whole file')
+    .describe('Exact text to replace, including whitespace and indentation.'),
+  new_string: z.string().describe('Text to put in its place.'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
+});
+
+export type EditFileArguments = z.output<typeof editFileArguments>;
+
+const binaryProbeBytes = 8 * 1024;
+
+/**
+ * Creates the `edit_file` tool (TOOL-3, risk `mutating`): replaces `old_string` with `new_string`
+ * in a workspace file. `old_string` must occur exactly once unless `replace_all` is true; no
+ * match, several matches, an empty `old_string` or `old_string === new_string` give an error
+ * result that says what to do. The file is written atomically. Result:
+ * `replaced <n> occurrence(s) in <path>`.
+ *
+ * `execute` throws the errors of `resolveWithinWorkspace`, the signal's reason when aborted, and a
+ * `ClawError` (`tool_file_error`) on unexpected I/O failures.
+ */
+export function createEditFileTool(): BuiltinTool<EditFileArguments> {
+  // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
+  return defineTool({
+    name: 'edit_file',
+    description:
+      'Replace text in a workspace file. `path` is relative to the workspace root. `old_string` ' +
+      'must match the file exactly (whitespace and indentation included) and occur exactly once, ' +
+      'unless `replace_all` is true; include enough surrounding lines to make it unique. ' +
+      'Read the file first. To create a file use write_file.',
+    risk: 'mutating',
+    schema: editFileArguments,
+    async execute(args, { signal, workDir }): Promise<ToolResult> {
+      throwIfAborted(signal);
+      const absolutePath = await resolveWithinWorkspace(workDir, args.path);
+      const shown = displayPath(workDir, absolutePath);
+      if (args.old_string === '') {
+        return {
+          content: 'old_string must not be empty; use write_file to create or replace a whole file',
+          isError: true,
+        };
+      }
+      if (args.old_string === args.new_string) {
+        return {
+          content: 'old_string and new_string are identical; there is nothing to change',
+          isError: true,
+        };
+      }
+
+      let original: string;
+      try {
+        const loaded = await loadText(absolutePath, shown, signal);
+        if (typeof loaded !== 'string') return loaded;
+        original = loaded;
+      } catch (error) {
+        if (signal.aborted) throw abortReason(signal);
+        if (errnoCode(error) === undefined) throw error;
+        throw fileSystemError('read', shown, error);
+      }
+
+      const count = countOccurrences(original, args.old_string);
+      if (count === 0) {
+        return {
+          content:
+            `old_string was not found in ${shown}; read the file first and copy the text ` +
+            'exactly (whitespace, indentation and line endings must match)',
+          isError: true,
+        };
+      }
+      if (count > 1 && args.replace_all !== true) {
+        return {
+          content:
+            `old_string occurs ${count} times in ${shown}; add surrounding context to make it ` +
+            'unique, or set replace_all to true to replace every occurrence',
+          isError: true,
+        };
+      }
+
+      // Plain slicing, not String.prototype.replace: `$&` and friends in new_string stay literal.
+      const updated = args.replace_all === true
+        ? original.split(args.old_string).join(args.new_string)
+        : replaceOnce(original, args.old_string, args.new_string);
+      try {
+        throwIfAborted(signal);
+        await writeFileAtomic(absolutePath, updated, signal);
+      } catch (error) {
+        if (signal.aborted) throw abortReason(signal);
+        if (errnoCode(error) === undefined) throw error;
+        return writeFailure(error, shown);
+      }
+      return { content: `replaced ${count} ${count === 1 ? 'occurrence' : 'occurrences'} in ${shown}` };
+    },
+  }) as BuiltinTool<EditFileArguments>;
+}
+
+/** The file's text, or an error result when it is missing, a directory, binary or not UTF-8. */
+async function loadText(
+  absolutePath: string,
+  shown: string,
+  signal: AbortSignal,
+): Promise<string | ToolResult> {
+  try {
+    const info = await stat(absolutePath);
+    if (info.isDirectory()) {
+      return { content: `${shown} is a directory, not a file`, isError: true };
+    }
+    if (!info.isFile()) {
+      return { content: `${shown} is not a regular file; edit_file only edits files`, isError: true };
+    }
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') {
+      return { content: `file not found: ${shown}; to create a file use write_file`, isError: true };
+    }
+    throw error;
+  }
+  const bytes = await readFile(absolutePath, { signal });
+  if (bytes.subarray(0, binaryProbeBytes).includes(0)) {
+    return {
+      content: `${shown} is a binary file (it contains NUL bytes); edit_file only edits text`,
+      isError: true,
+    };
+  }
+  try {
+    // ignoreBOM keeps a byte-order mark in the text, so that writing it back preserves it.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return {
+      content: `${shown} is not valid UTF-8 text; edit_file would corrupt it, so it was left unchanged`,
+      isError: true,
+    };
+  }
+}
+
+/** Non-overlapping occurrences, the same ones `split` replaces. */
+function countOccurrences(text: string, search: string): number {
+  let count = 0;
+  let index = text.indexOf(search);
+  while (index !== -1) {
+    count += 1;
+    index = text.indexOf(search, index + search.length);
+  }
+  return count;
+}
+
+function replaceOnce(text: string, search: string, replacement: string): string {
+  const index = text.indexOf(search);
+  return text.slice(0, index) + replacement + text.slice(index + search.length);
+}

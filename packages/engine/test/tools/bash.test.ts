@@ -1,0 +1,184 @@
+import { existsSync } from 'node:fs';
+import { realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBashTool } from '../../src/tools/index.js';
+import { exists, stillExistsAfter, waitForFile } from '../processes.js';
+import { createTempWorkspace, type TempWorkspace } from './workspace.js';
+
+describe('bash', () => {
+  let ws: TempWorkspace;
+  const started: number[] = [];
+  beforeEach(async () => {
+    ws = await createTempWorkspace();
+  });
+  afterEach(async () => {
+    // Should a test fail half-way, leave no process behind.
+    for (const pid of started.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await ws.remove();
+  });
+
+  it('is dangerous and takes one command argument', () => {
+    const tool = createBashTool();
+    expect(tool.risk).toBe('dangerous');
+    expect(tool.definition.name).toBe('bash');
+    expect(tool.definition.parameters.required).toEqual(['command']);
+    expect(tool.definition.description).toContain('30s');
+  });
+
+  it('returns the exit code, stdout and stderr, labelled', async () => {
+    const result = await createBashTool().execute(
+      { command: 'echo out; echo err >&2' },
+      ws.context(),
+    );
+    expect(result).toEqual({ content: 'exit code: 0\n--- stdout ---\nout\n--- stderr ---\nerr' });
+  });
+
+  it('marks a non-zero exit as an error', async () => {
+    const result = await createBashTool().execute(
+      { command: 'printf partial; exit 3' },
+      ws.context(),
+    );
+    expect(result).toEqual({
+      content: 'exit code: 3\n--- stdout ---\npartial\n--- stderr (empty) ---',
+      isError: true,
+    });
+  });
+
+  it('runs in the workspace with the given environment', async () => {
+    await writeFile(join(ws.workDir, 'here.txt'), 'x');
+    const tool = createBashTool({ env: { ...process.env, CLAW_TOOL_TEST: 'value-42' } });
+    const result = await tool.execute(
+      { command: 'pwd -P; ls; echo "$CLAW_TOOL_TEST"' },
+      ws.context(),
+    );
+    const real = await realpath(ws.workDir);
+    expect(result.content).toBe(`exit code: 0\n--- stdout ---\n${real}\nhere.txt\nvalue-42\n--- stderr (empty) ---`);
+  });
+
+  it('kills the whole process group on timeout', async () => {
+    const tool = createBashTool({ timeoutMs: 300 });
+    const startedAt = Date.now();
+    const result = await tool.execute({ command: 'sleep 30 & echo $!; sleep 30' }, ws.context());
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    expect(result.isError).toBe(true);
+    const match = /^timed out after 300ms and was killed\n--- stdout ---\n(\d+)\n--- stderr \(empty\) ---$/
+      .exec(result.content);
+    expect(match).not.toBeNull();
+    const grandchild = Number(match?.[1]);
+    started.push(grandchild);
+    expect(await stillExistsAfter(grandchild)).toBe(false);
+  });
+
+  it('kills the process group on abort and rejects with the exact reason', async () => {
+    const controller = new AbortController();
+    const reason = new Error('user pressed Ctrl-C');
+    const running = createBashTool().execute(
+      { command: 'sleep 30 & echo $$ $! > pids.txt; sleep 30' },
+      ws.context(controller.signal),
+    );
+    const pids = (await waitForFile(join(ws.workDir, 'pids.txt'))).trim().split(' ').map(Number);
+    expect(pids).toHaveLength(2);
+    const [group, grandchild] = pids as [number, number];
+    started.push(group, grandchild);
+    expect(exists(group)).toBe(true);
+    expect(exists(grandchild)).toBe(true);
+    const abortedAt = Date.now();
+    controller.abort(reason);
+    await expect(running).rejects.toBe(reason);
+    expect(Date.now() - abortedAt).toBeLessThan(1000);
+    expect(await stillExistsAfter(grandchild)).toBe(false);
+    expect(await stillExistsAfter(group)).toBe(false);
+  });
+
+  it('rejects at once when the signal is already aborted and runs nothing', async () => {
+    const controller = new AbortController();
+    const reason = new Error('already canceled');
+    controller.abort(reason);
+    await expect(
+      createBashTool().execute({ command: 'touch ran' }, ws.context(controller.signal)),
+    ).rejects.toBe(reason);
+    expect(existsSync(join(ws.workDir, 'ran'))).toBe(false);
+  });
+
+  it('stops background processes the command leaves behind', async () => {
+    const result = await createBashTool().execute(
+      { command: 'sleep 30 > bg.log 2>&1 & echo $!' },
+      ws.context(),
+    );
+    expect(result.isError).toBeUndefined();
+    const match = /^exit code: 0\n--- stdout ---\n(\d+)\n/.exec(result.content);
+    expect(match).not.toBeNull();
+    const background = Number(match?.[1]);
+    started.push(background);
+    expect(await stillExistsAfter(background)).toBe(false);
+  });
+
+  it('keeps the head and tail of huge output within the cap and counts the cut bytes', async () => {
+    const result = await createBashTool().execute(
+      { command: "yes aaaaaaaaaaaaaaa | tr -d '\\n' | head -c 5000000" },
+      ws.context(),
+    );
+    expect(result.isError).toBeUndefined();
+    const note =
+      '[... 4934464 bytes of stdout cut; redirect the output to a file and use read_file to see all of it ...]';
+    // Matched piecewise so that a failure does not print 64 KiB of "a".
+    const match = /^exit code: 0\n--- stdout ---\n(a*)\n(.*)\n(a*)\n--- stderr \(empty\) ---$/
+      .exec(result.content);
+    expect(match?.[1]?.length).toBe(32 * 1024);
+    expect(match?.[2]).toBe(note);
+    expect(match?.[3]?.length).toBe(32 * 1024);
+    expect(result.content.length).toBeLessThan(64 * 1024 + 200);
+  });
+
+  it('caps stderr on its own with maxOutputBytes', async () => {
+    const result = await createBashTool({ maxOutputBytes: 10 }).execute(
+      { command: 'echo fine; printf 0123456789abcdefghij >&2' },
+      ws.context(),
+    );
+    expect(result.content).toBe(
+      'exit code: 0\n--- stdout ---\nfine\n--- stderr ---\n01234\n' +
+      '[... 10 bytes of stderr cut; redirect the output to a file and use read_file to see all of it ...]\n' +
+      'fghij',
+    );
+  });
+
+  it('never splits a UTF-8 character at the cut and counts its bytes as cut', async () => {
+    // Five 2-byte characters, 5 bytes kept: 2 of the head and 2 of the tail form whole characters.
+    const result = await createBashTool({ maxOutputBytes: 5 }).execute(
+      { command: "printf '\\303\\251%.0s' 1 2 3 4 5" },
+      ws.context(),
+    );
+    expect(result.content).toBe(
+      'exit code: 0\n--- stdout ---\né\n' +
+      '[... 6 bytes of stdout cut; redirect the output to a file and use read_file to see all of it ...]\n' +
+      'é\n--- stderr (empty) ---',
+    );
+  });
+
+  it('refuses a destructive command without running any of it', async () => {
+    const result = await createBashTool().execute(
+      { command: 'touch marker && rm -rf /' },
+      ws.context(),
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^refused: \S/);
+    expect(existsSync(join(ws.workDir, 'marker'))).toBe(false);
+  });
+
+  it('refuses a command that escapes the workspace', async () => {
+    const result = await createBashTool().execute(
+      { command: 'touch marker; cat ../outside/secret' },
+      ws.context(),
+    );
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^refused: \S/);
+    expect(existsSync(join(ws.workDir, 'marker'))).toBe(false);
+  });
+});

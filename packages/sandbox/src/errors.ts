@@ -1,0 +1,59 @@
+import { ClawError } from '@claw/core';
+
+/** The codes a `SandboxError` carries. Safe to switch on. */
+export type SandboxErrorCode =
+  | 'invalid_path'
+  | 'path_outside_workspace'
+  | 'symlink_resolution_failed';
+
+/**
+ * The root of every error `@claw/sandbox` throws. Catch this to handle any workspace-boundary
+ * failure; switch on `code` (or use the subclasses) to tell them apart.
+ */
+export class SandboxError extends ClawError {
+  declare readonly code: SandboxErrorCode;
+
+  constructor(message: string, options: { code: SandboxErrorCode; cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/**
+ * The path or the workspace directory given is not usable at all: empty, blank, or containing a
+ * NUL byte (`code` is `invalid_path`).
+ */
+export class InvalidPathError extends SandboxError {
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { code: 'invalid_path', cause: options.cause });
+  }
+}
+
+/**
+ * The path is absolute or, lexically or through a symlink, points outside the workspace
+ * (`code` is `path_outside_workspace`).
+ */
+export class PathOutsideWorkspaceError extends SandboxError {
+  /** The path as it was asked for. */
+  readonly path: string;
+
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'path_outside_workspace', cause: options.cause });
+    this.path = options.path;
+  }
+}
+
+/**
+ * The symlinks on the way to a path could not be followed: permission denied, a symlink loop, a
+ * file used as a folder, and the like (`code` is `symlink_resolution_failed`). The file-system
+ * error is kept as `cause`. This is not a verdict that the path is outside the workspace; it
+ * means the sandbox could not tell, so it refused.
+ */
+export class SymlinkResolutionError extends SandboxError {
+  /** The path as it was asked for. */
+  readonly path: string;
+
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'symlink_resolution_failed', cause: options.cause });
+    this.path = options.path;
+  }
+}

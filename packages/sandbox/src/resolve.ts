@@ -1,0 +1,155 @@
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import nodePath from 'node:path';
+import {
+  InvalidPathError,
+  PathOutsideWorkspaceError,
+  SymlinkResolutionError,
+} from './errors.js';
+
+// More hops than this through dangling links is treated like a loop (Linux allows 40).
+const maxLinkHops = 40;
+
+/**
+ * Resolves `path` against the workspace root `workDir` and makes sure it stays inside the
+ * workspace, both lexically and after following symlinks (SBX-1). Every file tool sends its paths
+ * through here.
+ *
+ * The checks, in order:
+ * 1. `workDir` and `path` must be non-blank strings without NUL bytes.
+ * 2. `path` must be relative, and `path.resolve(workDir, path)` must stay inside `workDir`
+ *    (a `path.relative` test, so `/srv/ws` never admits `/srv/ws-evil`). The workspace root
+ *    itself (`.`) is inside.
+ * 3. Symlinks are followed: the workspace root is resolved to its real location (it may itself
+ *    be a link), and so is the nearest existing ancestor of the target (the target need not exist
+ *    yet, e.g. a file about to be written). A dangling symlink on the way is followed to where it
+ *    points, so writing through it cannot create a file outside. The real target must lie inside
+ *    the real root.
+ *
+ * A relative `workDir` is resolved against the process's current directory.
+ *
+ * @returns The lexical absolute path, `path.resolve(workDir, path)` (not the symlink-resolved
+ *   one), so that messages and results show the path as the workspace sees it.
+ * @throws {InvalidPathError} `workDir` or `path` is empty, blank or contains a NUL byte.
+ * @throws {PathOutsideWorkspaceError} `path` is absolute or leads outside the workspace,
+ *   lexically or through a symlink.
+ * @throws {SymlinkResolutionError} a symlink on the way could not be followed (permission
+ *   denied, a symlink loop, a file where a folder was expected); the file-system error is the
+ *   `cause`.
+ */
+export async function resolveWithinWorkspace(workDir: string, path: string): Promise<string> {
+  checkUsable(workDir, 'workspace directory');
+  checkUsable(path, 'path');
+  if (nodePath.isAbsolute(path)) throw outside(path, 'is absolute');
+
+  const root = nodePath.resolve(workDir);
+  const target = nodePath.resolve(root, path);
+  if (!isInside(root, target)) throw outside(path, 'leaves the workspace');
+
+  const realRoot = await realLocation(root, path);
+  const realTarget = await realLocation(target, path);
+  if (!isInside(realRoot, realTarget)) {
+    throw outside(path, `leads through a symlink to ${realTarget}`);
+  }
+  return target;
+}
+
+/** True when `candidate` is `root` or lies below it; both must be absolute and normalised. */
+export function isInside(root: string, candidate: string): boolean {
+  const relative = nodePath.relative(root, candidate);
+  if (relative === '') return true;
+  if (nodePath.isAbsolute(relative)) return false; // another drive on Windows
+  return relative !== '..' && !relative.startsWith(`..${nodePath.sep}`);
+}
+
+function checkUsable(value: string, what: string): void {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new InvalidPathError(`The ${what} is empty. Give a path relative to the workspace root.`);
+  }
+  if (value.includes('\0')) {
+    throw new InvalidPathError(
+      `The ${what} ${JSON.stringify(value)} contains a NUL byte. Remove it and try again.`,
+    );
+  }
+}
+
+function outside(path: string, why: string): PathOutsideWorkspaceError {
+  return new PathOutsideWorkspaceError(
+    `The path ${JSON.stringify(path)} is outside the workspace (it ${why}). ` +
+    'Use a path relative to the workspace root that stays inside it.',
+    { path },
+  );
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function resolutionFailed(path: string, at: string, error: unknown): SymlinkResolutionError {
+  const code = errorCode(error);
+  const reason =
+    code === 'ELOOP'
+      ? 'there is a symlink loop'
+      : code === 'EACCES' || code === 'EPERM'
+        ? 'permission was denied'
+        : code === 'ENOTDIR'
+          ? 'a file is used as if it were a folder'
+          : `the file system said ${code ?? String(error)}`;
+  return new SymlinkResolutionError(
+    `Could not follow the symlinks of ${JSON.stringify(path)} at ${at}: ${reason}. ` +
+    'Fix or remove the link, or use another path.',
+    { path, cause: error },
+  );
+}
+
+/**
+ * The real location of the absolute path `start`: the nearest existing ancestor goes through
+ * `realpath`, the missing tail is appended again. A dangling symlink is followed to its target,
+ * which is then resolved the same way.
+ */
+async function realLocation(start: string, askedFor: string): Promise<string> {
+  let current = start;
+  let tail: string[] = [];
+  let hops = 0;
+  for (;;) {
+    try {
+      return nodePath.join(await realpath(current), ...tail);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw resolutionFailed(askedFor, current, error);
+    }
+    const linkTarget = await danglingLinkTarget(current, askedFor);
+    if (linkTarget !== undefined) {
+      hops += 1;
+      if (hops > maxLinkHops) {
+        const loop = Object.assign(new Error(`too many symlinks at ${current}`), { code: 'ELOOP' });
+        throw resolutionFailed(askedFor, current, loop);
+      }
+      // A relative link target counts from the link's real folder, not its lexical one.
+      const folder = nodePath.dirname(current);
+      let realFolder: string;
+      try {
+        realFolder = await realpath(folder);
+      } catch (error) {
+        throw resolutionFailed(askedFor, folder, error);
+      }
+      current = nodePath.resolve(realFolder, linkTarget);
+      continue;
+    }
+    const parent = nodePath.dirname(current);
+    if (parent === current) return nodePath.join(current, ...tail);
+    tail = [nodePath.basename(current), ...tail];
+    current = parent;
+  }
+}
+
+/** The target of `path` when it is a symlink (that `realpath` could not follow), else undefined. */
+async function danglingLinkTarget(path: string, askedFor: string): Promise<string | undefined> {
+  try {
+    const stats = await lstat(path);
+    if (!stats.isSymbolicLink()) return undefined;
+    return await readlink(path);
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw resolutionFailed(askedFor, path, error);
+  }
+}

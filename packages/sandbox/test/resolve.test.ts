@@ -1,0 +1,239 @@
+import { ClawError, hasErrorCode } from '@claw/core';
+import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  InvalidPathError,
+  PathOutsideWorkspaceError,
+  SandboxError,
+  SymlinkResolutionError,
+  resolveWithinWorkspace,
+} from '../src/index.js';
+
+let base: string;
+let workspace: string;
+let outside: string;
+
+beforeEach(async () => {
+  base = await mkdtemp(path.join(os.tmpdir(), 'claw-sbx-'));
+  workspace = path.join(base, 'ws');
+  outside = path.join(base, 'outside');
+  await mkdir(workspace);
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'secret.txt'), 'secret');
+});
+
+afterEach(async () => {
+  await chmod(path.join(workspace, 'locked'), 0o755).catch(() => undefined);
+  await rm(base, { recursive: true, force: true });
+});
+
+async function failure(workDir: string, target: string): Promise<unknown> {
+  try {
+    const resolved = await resolveWithinWorkspace(workDir, target);
+    return new Error(`expected a rejection, got ${resolved}`);
+  } catch (error) {
+    return error;
+  }
+}
+
+async function expectOutside(workDir: string, target: string): Promise<void> {
+  const error = await failure(workDir, target);
+  expect(error).toBeInstanceOf(PathOutsideWorkspaceError);
+  expect(error).toBeInstanceOf(SandboxError);
+  expect(error).toBeInstanceOf(ClawError);
+  const outsideError = error as PathOutsideWorkspaceError;
+  expect(outsideError.code).toBe('path_outside_workspace');
+  expect(outsideError.path).toBe(target);
+  expect(outsideError.message).toContain('outside the workspace');
+  expect(outsideError.message).toContain('relative to the workspace root');
+}
+
+async function expectInvalid(workDir: string, target: string): Promise<void> {
+  const error = await failure(workDir, target);
+  expect(error).toBeInstanceOf(InvalidPathError);
+  expect(error).toBeInstanceOf(SandboxError);
+  expect((error as InvalidPathError).code).toBe('invalid_path');
+}
+
+async function expectUnresolvable(workDir: string, target: string, cause: string): Promise<void> {
+  const error = await failure(workDir, target);
+  expect(error).toBeInstanceOf(SymlinkResolutionError);
+  expect(error).not.toBeInstanceOf(PathOutsideWorkspaceError);
+  const resolutionError = error as SymlinkResolutionError;
+  expect(resolutionError.code).toBe('symlink_resolution_failed');
+  expect(resolutionError.path).toBe(target);
+  expect((resolutionError.cause as NodeJS.ErrnoException).code).toBe(cause);
+  expect(hasErrorCode(error, 'symlink_resolution_failed')).toBe(true);
+}
+
+describe('resolveWithinWorkspace: lexical escapes (SBX-1)', () => {
+  for (const [target, why] of [
+    ['..', 'the parent of the root'],
+    ['../x', 'one level up'],
+    ['a/../../x', 'down then two up'],
+    ['a/b/../../../x', 'nested .. that ends above the root'],
+    ['./../ws-evil/x', 'a sibling whose name starts with the root name'],
+    ['../ws-evil', 'the sibling itself: no string-prefix test'],
+  ] as const) {
+    it(`rejects ${JSON.stringify(target)} (${why})`, async () => {
+      await mkdir(path.join(base, 'ws-evil'));
+      await expectOutside(workspace, target);
+    });
+  }
+
+  it('rejects absolute paths, even ones inside the workspace', async () => {
+    await expectOutside(workspace, '/etc/passwd');
+    await expectOutside(workspace, path.join(workspace, 'a.txt'));
+  });
+});
+
+describe('resolveWithinWorkspace: unusable input (SBX-1)', () => {
+  it('rejects an empty or blank path', async () => {
+    await expectInvalid(workspace, '');
+    await expectInvalid(workspace, '   ');
+  });
+
+  it('rejects an empty or blank workspace directory', async () => {
+    await expectInvalid('', 'a.txt');
+    await expectInvalid(' \t', 'a.txt');
+  });
+
+  it('rejects a NUL byte in the path or in the workspace directory', async () => {
+    await expectInvalid(workspace, 'a\0.txt');
+    await expectInvalid(`${workspace}\0`, 'a.txt');
+    const error = (await failure(workspace, 'a\0b')) as InvalidPathError;
+    expect(error.message).toContain('NUL byte');
+  });
+});
+
+describe('resolveWithinWorkspace: symlinks (SBX-1)', () => {
+  it('rejects a file symlink inside the workspace that points outside', async () => {
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
+    await expectOutside(workspace, 'link.txt');
+  });
+
+  it('rejects a folder symlink that points outside, and anything under it', async () => {
+    await symlink(outside, path.join(workspace, 'linkdir'));
+    await expectOutside(workspace, 'linkdir');
+    await expectOutside(workspace, 'linkdir/secret.txt');
+  });
+
+  it('rejects a file not yet written under a symlinked folder that points outside', async () => {
+    await symlink(outside, path.join(workspace, 'linkdir'));
+    await expectOutside(workspace, 'linkdir/new/deeper/file.txt');
+  });
+
+  it('rejects a dangling symlink whose target would be created outside', async () => {
+    await symlink(path.join(outside, 'not-yet.txt'), path.join(workspace, 'dangling'));
+    await expectOutside(workspace, 'dangling');
+  });
+
+  it('rejects a relative dangling symlink that climbs out', async () => {
+    await symlink('../outside/not-yet.txt', path.join(workspace, 'dangling'));
+    await expectOutside(workspace, 'dangling');
+  });
+
+  it('rejects a dangling symlink used as a folder on the way', async () => {
+    await symlink(path.join(outside, 'missing-dir'), path.join(workspace, 'dangling-dir'));
+    await expectOutside(workspace, 'dangling-dir/file.txt');
+  });
+
+  it('follows a relative dangling symlink from its real folder, not its lexical one', async () => {
+    // Lexically `a/b/up/dangling` → `a/b/escaped.txt`; really `up` is the root, so it is outside.
+    await mkdir(path.join(workspace, 'a', 'b'), { recursive: true });
+    await symlink(workspace, path.join(workspace, 'a', 'b', 'up'));
+    await symlink('../escaped.txt', path.join(workspace, 'dangling'));
+    await expectOutside(workspace, 'a/b/up/dangling');
+  });
+
+  it('admits a dangling symlink that points inside the workspace', async () => {
+    await symlink('not-yet.txt', path.join(workspace, 'inner-link'));
+    await expect(resolveWithinWorkspace(workspace, 'inner-link')).resolves.toBe(
+      path.join(workspace, 'inner-link'),
+    );
+  });
+
+  it('admits a symlink to another place inside the workspace', async () => {
+    await mkdir(path.join(workspace, 'real'));
+    await symlink(path.join(workspace, 'real'), path.join(workspace, 'alias'));
+    await expect(resolveWithinWorkspace(workspace, 'alias/x.txt')).resolves.toBe(
+      path.join(workspace, 'alias', 'x.txt'),
+    );
+  });
+
+  it('reports a symlink loop as a resolution failure, not as outside', async () => {
+    await symlink('loop-b', path.join(workspace, 'loop-a'));
+    await symlink('loop-a', path.join(workspace, 'loop-b'));
+    await expectUnresolvable(workspace, 'loop-a', 'ELOOP');
+    await expectUnresolvable(workspace, 'loop-a/file.txt', 'ELOOP');
+  });
+
+  it('reports a file used as a folder as a resolution failure', async () => {
+    await writeFile(path.join(workspace, 'plain.txt'), 'x');
+    await expectUnresolvable(workspace, 'plain.txt/child', 'ENOTDIR');
+  });
+
+  it.skipIf(process.getuid?.() === 0)('reports a folder it may not enter', async () => {
+    await mkdir(path.join(workspace, 'locked', 'inner'), { recursive: true });
+    await chmod(path.join(workspace, 'locked'), 0o000);
+    await expectUnresolvable(workspace, 'locked/inner/file.txt', 'EACCES');
+  });
+
+  it('works when the workspace root is itself a symlink, and returns the lexical path', async () => {
+    const linkedRoot = path.join(base, 'ws-link');
+    await symlink(workspace, linkedRoot);
+    await mkdir(path.join(workspace, 'src'));
+    await expect(resolveWithinWorkspace(linkedRoot, 'src/new.ts')).resolves.toBe(
+      path.join(linkedRoot, 'src', 'new.ts'),
+    );
+    await expect(resolveWithinWorkspace(linkedRoot, '.')).resolves.toBe(linkedRoot);
+    await symlink(outside, path.join(workspace, 'linkdir'));
+    await expectOutside(linkedRoot, 'linkdir/secret.txt');
+  });
+
+  it('works when the real workspace is reached through a symlinked parent', async () => {
+    // os.tmpdir() may itself be a symlink (it is on macOS); the real root must still match.
+    const realWorkspace = await realpath(workspace);
+    await expect(resolveWithinWorkspace(realWorkspace, 'a.txt')).resolves.toBe(
+      path.join(realWorkspace, 'a.txt'),
+    );
+  });
+});
+
+describe('resolveWithinWorkspace: paths inside (SBX-1)', () => {
+  for (const [target, parts, why] of [
+    ['a.txt', ['a.txt'], 'a plain file name'],
+    ['.', [], 'the root itself'],
+    ['new/nested/deep/file.ts', ['new', 'nested', 'deep', 'file.ts'], 'a new nested file'],
+    ['./a/../b', ['b'], 'a .. that stays inside'],
+    ['docs/../a.go', ['a.go'], 'up and back down'],
+    ['my file.txt', ['my file.txt'], 'spaces'],
+    ['ünï cødé/文件.md', ['ünï cødé', '文件.md'], 'non-ASCII names'],
+    ['..hidden', ['..hidden'], 'a name that merely starts with two dots'],
+    ['a/./b/', ['a', 'b'], 'dot segments and a trailing slash'],
+  ] as const) {
+    it(`returns the lexical path for ${JSON.stringify(target)} (${why})`, async () => {
+      await expect(resolveWithinWorkspace(workspace, target)).resolves.toBe(
+        path.join(workspace, ...parts),
+      );
+    });
+  }
+
+  it('returns the lexical path of an existing file', async () => {
+    await mkdir(path.join(workspace, 'src'));
+    await writeFile(path.join(workspace, 'src', 'index.ts'), '');
+    await expect(resolveWithinWorkspace(workspace, 'src/index.ts')).resolves.toBe(
+      path.join(workspace, 'src', 'index.ts'),
+    );
+  });
+
+  it('works for a workspace that does not exist yet', async () => {
+    const missing = path.join(base, 'not-created');
+    await expect(resolveWithinWorkspace(missing, 'a/b.txt')).resolves.toBe(
+      path.join(missing, 'a', 'b.txt'),
+    );
+    await expectOutside(missing, '../ws/x');
+  });
+});
