@@ -4,7 +4,9 @@ import { ClawError } from '@claw/core';
 export type SandboxErrorCode =
   | 'invalid_path'
   | 'path_outside_workspace'
-  | 'symlink_resolution_failed';
+  | 'symlink_resolution_failed'
+  | 'unsafe_file'
+  | 'protected_path';
 
 /**
  * The root of every error `@claw/sandbox` throws. Catch this to handle any workspace-boundary
@@ -54,6 +56,32 @@ export class SymlinkResolutionError extends SandboxError {
 
   constructor(message: string, options: { path: string; cause?: unknown }) {
     super(message, { code: 'symlink_resolution_failed', cause: options.cause });
+    this.path = options.path;
+  }
+}
+
+/**
+ * The file is not one a tool may use: not a regular file, or hard-linked from elsewhere
+ * (`code` is `unsafe_file`).
+ */
+export class UnsafeFileError extends SandboxError {
+  readonly path: string;
+
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'unsafe_file', cause: options.cause });
+    this.path = options.path;
+  }
+}
+
+/**
+ * The path is inside the workspace but protected from tools: `.claw/`, `.git/hooks/`,
+ * `.git/config` (`code` is `protected_path`).
+ */
+export class ProtectedPathError extends SandboxError {
+  readonly path: string;
+
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: 'protected_path', cause: options.cause });
     this.path = options.path;
   }
 }

@@ -1,10 +1,15 @@
 export {
   InvalidPathError,
   PathOutsideWorkspaceError,
+  ProtectedPathError,
   SandboxError,
   SymlinkResolutionError,
+  UnsafeFileError,
   type SandboxErrorCode,
 } from './errors.js';
 export { resolveWithinWorkspace } from './resolve.js';
+export { protectedPathReason, verifyOpenedFile } from './opened-file.js';
+export { resolveWritableFile, type WritableFile } from './writable.js';
+export { WorkspaceDirectory } from './directory.js';
 export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';
 export { checkWorkspaceEscape, commandEscapesWorkspace } from './escape.js';

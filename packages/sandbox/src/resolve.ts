@@ -107,7 +107,7 @@ function resolutionFailed(path: string, at: string, error: unknown): SymlinkReso
  * `realpath`, the missing tail is appended again. A dangling symlink is followed to its target,
  * which is then resolved the same way.
  */
-async function realLocation(start: string, askedFor: string): Promise<string> {
+export async function realLocation(start: string, askedFor: string): Promise<string> {
   let current = start;
   let tail: string[] = [];
   let hops = 0;

@@ -1,6 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
-import { resolveWithinWorkspace } from '@claw/sandbox';
+import { resolveWritableFile, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
 import { displayPath, errnoCode, fileSystemError, writeFileAtomic } from './files.js';
 import { writeFailure } from './write-file.js';
@@ -46,8 +47,8 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
     schema: editFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const absolutePath = await resolveWithinWorkspace(workDir, args.path);
-      const shown = displayPath(workDir, absolutePath);
+      const file = await resolveWritableFile(workDir, args.path);
+      const shown = displayPath(workDir, file.absolutePath);
       if (args.old_string === '') {
         return {
           content: 'old_string must not be empty; use write_file to create or replace a whole file',
@@ -63,7 +64,8 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
 
       let original: string;
       try {
-        const loaded = await loadText(absolutePath, shown, signal);
+        const source = { workDir, path: args.path, file: file.absolutePath, shown };
+        const loaded = await loadText(source, signal);
         if (typeof loaded !== 'string') return loaded;
         original = loaded;
       } catch (error) {
@@ -96,7 +98,7 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
         : replaceOnce(original, args.old_string, args.new_string);
       try {
         throwIfAborted(signal);
-        await writeFileAtomic(absolutePath, updated, signal);
+        await writeFileAtomic({ ...file, workDir, path: args.path }, updated, signal);
       } catch (error) {
         if (signal.aborted) throw abortReason(signal);
         if (errnoCode(error) === undefined) throw error;
@@ -107,28 +109,40 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
   }) as BuiltinTool<EditFileArguments>;
 }
 
-/** The file's text, or an error result when it is missing, a directory, binary or not UTF-8. */
+/**
+ * The file's text, or an error result when it is missing, a directory, binary or not UTF-8. What
+ * is read is what was opened, checked to be a regular file inside the workspace with one link.
+ */
 async function loadText(
-  absolutePath: string,
-  shown: string,
+  source: { workDir: string; path: string; file: string; shown: string },
   signal: AbortSignal,
 ): Promise<string | ToolResult> {
+  const { shown } = source;
+  let handle;
   try {
-    const info = await stat(absolutePath);
-    if (info.isDirectory()) {
-      return { content: `${shown} is a directory, not a file`, isError: true };
-    }
-    if (!info.isFile()) {
-      return { content: `${shown} is not a regular file; edit_file only edits files`, isError: true };
-    }
+    handle = await open(source.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = errnoCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       return { content: `file not found: ${shown}; to create a file use write_file`, isError: true };
     }
+    if (code === 'EISDIR') return { content: `${shown} is a directory, not a file`, isError: true };
     throw error;
   }
-  const bytes = await readFile(absolutePath, { signal });
+  let bytes: Buffer;
+  try {
+    const info = await verifyOpenedFile(handle, {
+      workDir: source.workDir,
+      path: source.path,
+      allowDirectory: true,
+    });
+    if (info.isDirectory()) {
+      return { content: `${shown} is a directory, not a file`, isError: true };
+    }
+    bytes = await handle.readFile({ signal });
+  } finally {
+    await handle.close();
+  }
   if (bytes.subarray(0, binaryProbeBytes).includes(0)) {
     return {
       content: `${shown} is a binary file (it contains NUL bytes); edit_file only edits text`,

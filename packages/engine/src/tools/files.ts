@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { type Stats } from 'node:fs';
-import { chmod, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve } from 'node:path';
+import { lstat, open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, relative, resolve } from 'node:path';
 import { ClawError, throwIfAborted } from '@claw/core';
+import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sandbox';
 
 /**
  * The workspace-relative form of an absolute path inside the workspace, for messages. Tool output
@@ -15,6 +16,8 @@ export function displayPath(workDir: string, absolutePath: string): string {
 
 /** The `code` of a Node.js system error, or `undefined`. */
 export function errnoCode(error: unknown): string | undefined {
+  // A ClawError's `code` is claw's own, not an errno.
+  if (error instanceof ClawError) return undefined;
   if (error instanceof Error && 'code' in error && typeof error.code === 'string') {
     return error.code;
   }
@@ -45,53 +48,68 @@ export async function statIfExists(absolutePath: string): Promise<Stats | undefi
 }
 
 /**
- * The file a write should replace: the target of a symbolic link (so that writing through a link
- * updates the file it points at instead of replacing the link), else the path itself. The path
- * was already checked by `resolveWithinWorkspace`, which follows links against the real root.
- */
-async function writeTarget(absolutePath: string): Promise<string> {
-  try {
-    const info = await lstat(absolutePath);
-    return info.isSymbolicLink() ? await realpath(absolutePath) : absolutePath;
-  } catch (error) {
-    const code = errnoCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return absolutePath;
-    throw error;
-  }
-}
-
-/**
- * Writes `content` atomically: a temporary file in the same folder is written, flushed to disk and
- * renamed over the target, so a crash leaves either the old file or the new one, never half of
- * one. An existing file keeps its permission bits. The signal is checked before the rename; an
- * abort there leaves the old file untouched and removes the temporary file.
+ * Writes `content` atomically over `file.target`. The target's folder is opened (and created,
+ * when missing) one component at a time from the real workspace root, each checked after opening
+ * to lie inside the workspace; the temporary file is created in that very folder (through its
+ * descriptor, with `O_EXCL`), written, flushed to disk and renamed over the target there. So a
+ * link swapped in anywhere on the way can neither redirect the write nor leave a file outside; a
+ * crash leaves the old file or the new one, never half of one. An existing file keeps its
+ * permission bits; one with more than one hard link is refused. The signal is checked before the
+ * rename; an abort leaves the old file untouched.
+ *
+ * @throws UnsafeFileError (from `@claw/sandbox`) for a hard-linked target, and
+ *   PathOutsideWorkspaceError when a folder on the way leads outside the workspace.
  */
 export async function writeFileAtomic(
-  absolutePath: string,
+  file: WritableFile & { workDir: string; path: string },
   content: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const target = await writeTarget(absolutePath);
-  const existing = await statIfExists(target);
-  const temporary = join(
-    dirname(target),
-    `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
-  );
+  const { target } = file;
+  // A lexical target is walked from the workspace as given, a link's real target from the real
+  // root.
+  const base = target === file.absolutePath ? resolve(file.workDir) : file.realRoot;
+  const directory = await WorkspaceDirectory.open(file.realRoot, relative(base, dirname(target)), {
+    create: true,
+    askedFor: file.path,
+  });
+  const name = basename(target);
+  const temporary = directory.entry(`.${name}.${randomBytes(6).toString('hex')}.tmp`);
   let renamed = false;
   try {
+    const existing = await lstatIfExists(directory.entry(name));
+    if (existing !== undefined && existing.nlink > 1) {
+      throw new UnsafeFileError(
+        `${JSON.stringify(file.path)} has ${existing.nlink} hard links; files linked from ` +
+        'elsewhere are refused, since a hard link can lead outside the workspace. Copy the file ' +
+        'instead.',
+        { path: file.path },
+      );
+    }
     const handle = await open(temporary, 'wx', existing?.mode ?? 0o666);
     try {
       await handle.writeFile(content, 'utf8');
       await handle.sync();
+      // `open` applies the umask; restore the exact bits of the file being replaced.
+      if (existing !== undefined) await handle.chmod(existing.mode & 0o7777);
     } finally {
       await handle.close();
     }
-    // `open` applies the umask; restore the exact bits of the file being replaced.
-    if (existing !== undefined) await chmod(temporary, existing.mode & 0o7777);
     throwIfAborted(signal);
-    await rename(temporary, target);
+    await rename(temporary, directory.entry(name));
     renamed = true;
   } finally {
     if (!renamed) await unlink(temporary).catch(() => undefined);
+    await directory.close();
+  }
+}
+
+async function lstatIfExists(absolutePath: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(absolutePath);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
-import { resolveWithinWorkspace } from '@claw/sandbox';
+import { resolveWithinWorkspace, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
 import { displayPath, errnoCode, fileSystemError } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
@@ -76,7 +76,12 @@ export function createReadFileTool(
         return openFailure(error, shown);
       }
       try {
-        const info = await handle.stat();
+        // What was opened, not what the path named a moment before: inside, regular, one link.
+        const info = await verifyOpenedFile(handle, {
+          workDir,
+          path: args.path,
+          allowDirectory: true,
+        });
         if (info.isDirectory()) return directoryResult(shown);
         if (!info.isFile()) {
           return { content: `${shown} is not a regular file; read_file only reads files`, isError: true };

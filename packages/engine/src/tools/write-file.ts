@@ -1,7 +1,5 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
-import { resolveWithinWorkspace } from '@claw/sandbox';
+import { resolveWritableFile } from '@claw/sandbox';
 import { z } from 'zod';
 import {
   displayPath,
@@ -39,7 +37,8 @@ export function createWriteFileTool(): BuiltinTool<WriteFileArguments> {
     schema: writeFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const absolutePath = await resolveWithinWorkspace(workDir, args.path);
+      const file = await resolveWritableFile(workDir, args.path);
+      const absolutePath = file.absolutePath;
       const shown = displayPath(workDir, absolutePath);
       try {
         const existing = await statIfExists(absolutePath);
@@ -47,8 +46,7 @@ export function createWriteFileTool(): BuiltinTool<WriteFileArguments> {
           return { content: `${shown} is a directory; give the path of a file`, isError: true };
         }
         throwIfAborted(signal);
-        await mkdir(dirname(absolutePath), { recursive: true });
-        await writeFileAtomic(absolutePath, args.content, signal);
+        await writeFileAtomic({ ...file, workDir, path: args.path }, args.content, signal);
         const bytes = Buffer.byteLength(args.content, 'utf8');
         const outcome = existing === undefined ? 'created' : 'overwritten';
         return { content: `wrote ${bytes} ${bytes === 1 ? 'byte' : 'bytes'} to ${shown} (${outcome})` };

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createReadFileTool, createWriteFileTool } from '../../src/tools/index.js';
+import { createTempWorkspace, type TempWorkspace } from './workspace.js';
+
+/**
+ * A link in the workspace is flipped, atomically and in a tight loop in another process, between a
+ * folder inside the workspace and a folder outside. Every read and write through it races the swap: the checks
+ * before `open` pass on the real folder, and the descriptor check after `open` must catch the
+ * link. No read may ever see the outside secret, and no write may ever land outside.
+ */
+describe('a symlink swapped between check and use', () => {
+  let ws: TempWorkspace;
+  let racer: ChildProcess | undefined;
+
+  beforeEach(async () => {
+    ws = await createTempWorkspace();
+    await writeFile(join(ws.outside, 'secret.txt'), 'OUTSIDE-SECRET\n');
+    await mkdir(join(ws.workDir, 'real'));
+    await writeFile(join(ws.workDir, 'real/secret.txt'), 'inside\n');
+    await symlink('real', join(ws.workDir, 'dir'));
+  });
+  afterEach(async () => {
+    racer?.kill('SIGKILL');
+    racer = undefined;
+    await ws.remove();
+  });
+
+  it('never leaks a read or a write, over many attempts', async () => {
+    // Each flip renames a fresh link over `dir`, so `dir` always exists and always is a link.
+    const flip = 'ln -sfn real in.tmp && mv -T in.tmp dir; ln -sfn "$2" out.tmp && mv -T out.tmp dir';
+    racer = spawn('bash', ['-c', `cd "$1" && while :; do ${flip}; done`, 'racer', ws.workDir, ws.outside], {
+      stdio: 'ignore',
+    });
+    const read = createReadFileTool();
+    const write = createWriteFileTool();
+    let readsInside = 0;
+    let refused = 0;
+    const deadline = performance.now() + 2500;
+    let attempt = 0;
+    while (performance.now() < deadline) {
+      attempt += 1;
+      const [readOutcome, writeOutcome] = await Promise.allSettled([
+        read.execute({ path: 'dir/secret.txt' }, ws.context()),
+        write.execute({ path: `dir/new-${attempt}.txt`, content: 'data' }, ws.context()),
+      ]);
+      if (readOutcome.status === 'fulfilled') {
+        expect(readOutcome.value.content).not.toContain('OUTSIDE-SECRET');
+        if (readOutcome.value.content === 'inside') readsInside += 1;
+      } else {
+        refused += 1;
+      }
+      if (writeOutcome.status === 'rejected') refused += 1;
+    }
+    racer.kill('SIGKILL');
+    // Nothing was written outside, and nothing of ours is left there.
+    expect(await readdir(ws.outside)).toEqual(['secret.txt']);
+    // The race really happened both ways: some attempts saw the real folder, some were refused.
+    expect(attempt).toBeGreaterThan(50);
+    expect(readsInside).toBeGreaterThan(0);
+    expect(refused).toBeGreaterThan(0);
+  });
+});

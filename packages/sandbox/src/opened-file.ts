@@ -1,0 +1,91 @@
+import type { Stats } from 'node:fs';
+import { readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { PathOutsideWorkspaceError, UnsafeFileError } from './errors.js';
+import { isInside } from './resolve.js';
+
+/**
+ * Checks what a file descriptor really is, after it was opened for a workspace path (the check
+ * before `open` cannot see a link swapped in between): its real location must lie inside the real
+ * workspace root, it must be a regular file (or a folder, when allowed), and it must have exactly
+ * one hard link — a hard link to a file outside the workspace passes every path check, so a file
+ * linked more than once is refused.
+ *
+ * On Linux the location comes from `/proc/self/fd/N`; elsewhere the descriptor's device and inode
+ * must match those of the path's real location.
+ *
+ * @returns the descriptor's `stat`.
+ * @throws PathOutsideWorkspaceError when the opened file lies outside the workspace.
+ * @throws UnsafeFileError when it is not a regular file (and not an allowed folder) or has more
+ *   than one hard link.
+ */
+export async function verifyOpenedFile(
+  handle: FileHandle,
+  options: { workDir: string; path: string; allowDirectory?: boolean },
+): Promise<Stats> {
+  const info = await handle.stat();
+  const realRoot = await realpath(options.workDir);
+  const location = await descriptorLocation(handle, options.path, info);
+  if (location === undefined || !isInside(realRoot, location)) {
+    throw new PathOutsideWorkspaceError(
+      `The path ${JSON.stringify(options.path)} is outside the workspace (what was opened lies ` +
+      'outside it; a link may have been swapped in). Use a path inside the workspace.',
+      { path: options.path },
+    );
+  }
+  if (info.isDirectory() && options.allowDirectory === true) return info;
+  if (!info.isFile()) {
+    throw new UnsafeFileError(
+      `${JSON.stringify(options.path)} is not a regular file; only regular files can be used.`,
+      { path: options.path },
+    );
+  }
+  if (info.nlink > 1) {
+    throw new UnsafeFileError(
+      `${JSON.stringify(options.path)} has ${info.nlink} hard links; files linked from elsewhere ` +
+      'are refused, since a hard link can lead outside the workspace. Copy the file instead.',
+      { path: options.path },
+    );
+  }
+  return info;
+}
+
+async function descriptorLocation(
+  handle: FileHandle,
+  path: string,
+  info: Stats,
+): Promise<string | undefined> {
+  if (process.platform === 'linux') {
+    const location = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+    // A file deleted after opening reads as "… (deleted)"; it can no longer be trusted.
+    if (location !== undefined) return location.endsWith(' (deleted)') ? undefined : location;
+  }
+  try {
+    const real = await realpath(path);
+    const again = await stat(real);
+    return again.dev === info.dev && again.ino === info.ino ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Paths inside the workspace that model-facing tools must never write: claw's own state
+ * (`.claw/`: grants, sessions, settings — a model that could write them could grant itself
+ * anything) and git's code-execution hooks and config (`.git/hooks/`, `.git/config`).
+ */
+export function protectedPathReason(realRoot: string, realPath: string): string | undefined {
+  const relative = nodePath.relative(realRoot, realPath).split(nodePath.sep).join('/');
+  // Compared case-insensitively: on a case-insensitive file system `.CLAW` is `.claw`.
+  const folded = relative.toLowerCase();
+  if (folded === '.claw' || folded.startsWith('.claw/')) {
+    return 'claw keeps grants and sessions in .claw/; tools may not change it';
+  }
+  if (folded === '.git/hooks' || folded.startsWith('.git/hooks/')) {
+    return '.git/hooks holds programs git runs; tools may not change it';
+  }
+  if (folded === '.git/config') {
+    return '.git/config can make git run programs; tools may not change it';
+  }
+  return undefined;
+}

@@ -1,0 +1,44 @@
+import { lstat, realpath } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { ProtectedPathError } from './errors.js';
+import { protectedPathReason } from './opened-file.js';
+import { realLocation, resolveWithinWorkspace } from './resolve.js';
+
+export interface WritableFile {
+  /** The lexical absolute path, as `resolveWithinWorkspace` returns it. */
+  absolutePath: string;
+  /**
+   * The path to replace: the file a symbolic link points at (inside the workspace, checked), so
+   * that a write updates the file instead of replacing the link; else `absolutePath`.
+   */
+  target: string;
+  /** The real workspace root, for checking what gets opened. */
+  realRoot: string;
+}
+
+/**
+ * Resolves a path a tool is about to write (SBX-1 and beyond): inside the workspace, lexically and
+ * through symlinks, and not protected (`.claw/`, `.git/hooks/`, `.git/config`, compared on the
+ * real location, so a link to them does not get around it). The file need not exist yet.
+ *
+ * @throws the errors of `resolveWithinWorkspace`.
+ * @throws ProtectedPathError when the real target is a protected path.
+ */
+export async function resolveWritableFile(workDir: string, path: string): Promise<WritableFile> {
+  const absolutePath = await resolveWithinWorkspace(workDir, path);
+  const realRoot = await realpath(workDir);
+  const realTarget = await realLocation(absolutePath, path);
+  const reason =
+    protectedPathReason(realRoot, realTarget) ??
+    protectedPathReason(nodePath.resolve(workDir), absolutePath);
+  if (reason !== undefined) {
+    throw new ProtectedPathError(`${JSON.stringify(path)} is protected: ${reason}.`, { path });
+  }
+  let isLink = false;
+  try {
+    isLink = (await lstat(absolutePath)).isSymbolicLink();
+  } catch {
+    // Missing: it will be created.
+  }
+  return { absolutePath, target: isLink ? realTarget : absolutePath, realRoot };
+}
