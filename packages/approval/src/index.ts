@@ -1,2 +1,46 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export {
+  ApprovalError,
+  ApprovalNotPendingError,
+  AuditLogError,
+  GrantStoreError,
+  type ApprovalErrorCode,
+} from './errors.js';
+export type { Policy, PolicyVerdict } from './policy.js';
+export { DefaultPolicy, type DefaultPolicyOptions } from './default-policy.js';
+export { argumentDigest, canonicalJson } from './digest.js';
+export {
+  grantKey,
+  isGrantExpired,
+  type Grant,
+  type GrantKeyParts,
+  type GrantStore,
+} from './grant.js';
+export { MemoryGrantStore } from './memory-grant-store.js';
+export { FileGrantStore, type FileGrantStoreOptions } from './file-grant-store.js';
+export { grantFileVersion } from './grant-file.js';
+export { grantStoreForWorkspace } from './workspace-grant-stores.js';
+export {
+  MemoryAuditLog,
+  type AuditDecision,
+  type AuditEntry,
+  type AuditLog,
+} from './audit.js';
+export { FileAuditLog, type FileAuditLogOptions } from './file-audit-log.js';
+export {
+  nodeFileSystem,
+  type ApprovalFileHandle,
+  type ApprovalFileSystem,
+} from './file-system.js';
+export {
+  isApprovalDecision,
+  staticHandler,
+  type ApprovalHandler,
+  type ApprovalPrompt,
+} from './handler.js';
+export { PendingApprovals, type PendingApprovalsOptions } from './pending-approvals.js';
+export {
+  Gate,
+  approvalModes,
+  type ApprovalMode,
+  type GateOptions,
+} from './gate.js';

@@ -79,9 +79,15 @@ export class UnsafeFileError extends SandboxError {
  */
 export class ProtectedPathError extends SandboxError {
   readonly path: string;
+  /** Why the path is protected, e.g. "claw keeps grants and sessions in .claw/; …". */
+  readonly reason: string;
 
-  constructor(message: string, options: { path: string; cause?: unknown }) {
-    super(message, { code: 'protected_path', cause: options.cause });
+  constructor(options: { path: string; reason: string; cause?: unknown }) {
+    super(`${JSON.stringify(options.path)} is protected: ${options.reason}.`, {
+      code: 'protected_path',
+      cause: options.cause,
+    });
     this.path = options.path;
+    this.reason = options.reason;
   }
 }

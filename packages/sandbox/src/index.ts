@@ -13,3 +13,4 @@ export { resolveWritableFile, type WritableFile } from './writable.js';
 export { WorkspaceDirectory } from './directory.js';
 export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';
 export { checkWorkspaceEscape, commandEscapesWorkspace } from './escape.js';
+export { checkProtectedPaths } from './protected-command.js';

@@ -32,7 +32,7 @@ export async function resolveWritableFile(workDir: string, path: string): Promis
     protectedPathReason(realRoot, realTarget) ??
     protectedPathReason(nodePath.resolve(workDir), absolutePath);
   if (reason !== undefined) {
-    throw new ProtectedPathError(`${JSON.stringify(path)} is protected: ${reason}.`, { path });
+    throw new ProtectedPathError({ path, reason });
   }
   let isLink = false;
   try {

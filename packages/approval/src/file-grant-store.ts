@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import nodePath from 'node:path';
+import { errorMessage } from '@claw/core';
+import { GrantStoreError } from './errors.js';
+import { errnoCode, nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
+import { isGrantExpired, type Grant, type GrantStore } from './grant.js';
+import { parseGrantFile, serializeGrantFile } from './grant-file.js';
+import { SerialQueue } from './serial-queue.js';
+
+/** Options of {@link FileGrantStore}. */
+export interface FileGrantStoreOptions {
+  /** The workspace root; grants are kept in `<workDir>/.claw/grants.json`. */
+  workDir: string;
+  /** File operations underneath. Default: Node's `fs/promises`. */
+  fileSystem?: ApprovalFileSystem;
+}
+
+/**
+ * Session grants kept in `<workDir>/.claw/grants.json` (APR-3), a JSON object with a `version`
+ * and the `grants`, audit fields included (APR-4).
+ *
+ * The file is read on first use. Every change writes the whole file to a temporary file in the
+ * same folder, flushes it to disk and renames it over the old one, so a crash never leaves half a
+ * file. All operations run one at a time, so concurrent `put`s are all kept. Use one instance per
+ * workspace in a process (see `grantStoreForWorkspace`): two instances on the same file would each
+ * write their own view of it.
+ *
+ * Every method may throw a `GrantStoreError`: `grant_store_read_failed` when the file cannot be
+ * read, `grant_store_corrupt` when it is not a grant file (it is then never overwritten; each
+ * call reads it again, so a repaired file is picked up), `grant_store_write_failed` when a change
+ * cannot be written (the change is then undone in memory too).
+ */
+export class FileGrantStore implements GrantStore {
+  /** The grant file. */
+  readonly file: string;
+  private readonly fileSystem: ApprovalFileSystem;
+  private readonly queue = new SerialQueue();
+  private grants: Map<string, Grant> | undefined;
+
+  constructor(options: FileGrantStoreOptions) {
+    this.file = nodePath.join(nodePath.resolve(options.workDir), '.claw', 'grants.json');
+    this.fileSystem = options.fileSystem ?? nodeFileSystem;
+  }
+
+  /**
+   * The live grant with this key. An expired one (at `now`, default: the current time) is removed
+   * from the file and not returned.
+   */
+  get(key: string, now: Date = new Date()): Promise<Grant | undefined> {
+    return this.queue.run(async () => {
+      const grants = await this.load();
+      const grant = grants.get(key);
+      if (grant === undefined) return undefined;
+      if (isGrantExpired(grant, now)) {
+        await this.change('remove an expired grant', (next) => next.delete(key));
+        return undefined;
+      }
+      return { ...grant };
+    });
+  }
+
+  /** Adds the grant (replacing one with the same key) and writes the file. */
+  put(grant: Grant): Promise<void> {
+    return this.queue.run(async () => {
+      await this.load();
+      await this.change('save a grant', (next) => next.set(grant.key, { ...grant }));
+    });
+  }
+
+  /** Removes the grant with this key and writes the file; nothing is written when there is none. */
+  delete(key: string): Promise<void> {
+    return this.queue.run(async () => {
+      const grants = await this.load();
+      if (!grants.has(key)) return;
+      await this.change('remove a grant', (next) => next.delete(key));
+    });
+  }
+
+  /** Every grant in the file, expired ones included. */
+  list(): Promise<Grant[]> {
+    return this.queue.run(async () => {
+      const grants = await this.load();
+      return [...grants.values()].map((grant) => ({ ...grant }));
+    });
+  }
+
+  private async load(): Promise<Map<string, Grant>> {
+    if (this.grants !== undefined) return this.grants;
+    let text: string;
+    try {
+      text = await this.fileSystem.readFile(this.file, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') {
+        throw new GrantStoreError(
+          `Could not read the grant file ${this.file}: ${errorMessage(error)}. Check that claw ` +
+          'may read it.',
+          { code: 'grant_store_read_failed', file: this.file, cause: error },
+        );
+      }
+      text = '';
+    }
+    this.grants = parseGrantFile(text, this.file);
+    return this.grants;
+  }
+
+  /**
+   * Applies `mutate` to a copy, writes the copy, and only then makes it current: when the write
+   * fails, memory still matches the file.
+   */
+  private async change(action: string, mutate: (next: Map<string, Grant>) => void): Promise<void> {
+    const next = new Map(this.grants);
+    mutate(next);
+    try {
+      await this.writeAtomically(serializeGrantFile(next.values()));
+    } catch (error) {
+      throw new GrantStoreError(
+        `Could not write the grant file ${this.file} to ${action}: ${errorMessage(error)}. ` +
+        'Nothing was changed. Check that the .claw folder is writable and the disk has room.',
+        { code: 'grant_store_write_failed', file: this.file, cause: error },
+      );
+    }
+    this.grants = next;
+  }
+
+  private async writeAtomically(text: string): Promise<void> {
+    const fileSystem = this.fileSystem;
+    const temporary = `${this.file}.${randomUUID()}.tmp`;
+    try {
+      await fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
+      const handle = await fileSystem.open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fileSystem.rename(temporary, this.file);
+    } catch (error) {
+      await fileSystem.unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { appendFile, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+
+/** The part of an open file the stores use. */
+export interface ApprovalFileHandle {
+  writeFile(data: string, encoding: 'utf8'): Promise<void>;
+  /** Flushes the file's data to the disk (fsync). */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file operations `FileGrantStore` and `FileAuditLog` use, so that tests (and unusual hosts)
+ * can put their own underneath. The default is Node's `fs/promises`. Failures must reject with
+ * Node-style errors (`code: 'ENOENT'` for a missing file).
+ */
+export interface ApprovalFileSystem {
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  /** Opens a file; the stores pass `'wx'` (create, fail if it exists) and a mode. */
+  open(path: string, flags: string, mode: number): Promise<ApprovalFileHandle>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  appendFile(path: string, data: string, encoding: 'utf8'): Promise<void>;
+}
+
+/** `ApprovalFileSystem` on Node's `fs/promises`. */
+export const nodeFileSystem: ApprovalFileSystem = {
+  readFile: (path, encoding) => readFile(path, encoding),
+  mkdir: (path, options) => mkdir(path, options),
+  open: (path, flags, mode) => open(path, flags, mode),
+  rename: (from, to) => rename(from, to),
+  unlink: (path) => unlink(path),
+  appendFile: (path, data, encoding) => appendFile(path, data, encoding),
+};
+
+/** The `code` of a Node file-system error, if it has one. */
+export function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

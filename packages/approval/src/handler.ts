@@ -1,0 +1,63 @@
+import {
+  abortReason,
+  approvalDecisions,
+  type ApprovalDecision,
+  type RiskLevel,
+} from '@claw/core';
+import { ApprovalError } from './errors.js';
+
+/** What a user is asked to decide about one tool call. */
+export interface ApprovalPrompt {
+  /** Unique per question; the answer is matched to it. */
+  requestId: string;
+  sessionId: string;
+  toolName: string;
+  risk: RiskLevel;
+  /** What the call will do, in words (from the policy). */
+  reason: string;
+  /** The call's raw JSON arguments. */
+  arguments: string;
+  workDir: string;
+}
+
+/**
+ * Gets the user's decision for one prompt (APR-5). `approve` only waits: it never reads input
+ * itself (whoever owns the input hands the answer over, see `PendingApprovals`). When `signal`
+ * aborts it rejects with the signal's reason and leaves nothing behind.
+ */
+export interface ApprovalHandler {
+  approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalDecision>;
+}
+
+/** True when `value` is one of `allow_once`, `allow_session`, `deny`. */
+export function isApprovalDecision(value: unknown): value is ApprovalDecision {
+  return (approvalDecisions as readonly unknown[]).includes(value);
+}
+
+/**
+ * The error for a decision that is none of `allow_once`, `allow_session`, `deny`
+ * (`invalid_approval_decision`).
+ */
+export function invalidDecision(value: unknown): ApprovalError {
+  return new ApprovalError(
+    `${JSON.stringify(value) ?? String(value)} is not an approval decision. Answer with one of ` +
+    `${approvalDecisions.join(', ')}.`,
+    { code: 'invalid_approval_decision' },
+  );
+}
+
+/**
+ * A handler that always answers `decision` without asking anyone, for non-interactive modes and
+ * tests. It still honours the signal: an aborted signal rejects with its reason.
+ *
+ * @throws {ApprovalError} `invalid_approval_decision` when `decision` is not a decision.
+ */
+export function staticHandler(decision: ApprovalDecision): ApprovalHandler {
+  if (!isApprovalDecision(decision)) throw invalidDecision(decision);
+  return {
+    async approve(_prompt, signal) {
+      if (signal.aborted) throw abortReason(signal);
+      return decision;
+    },
+  };
+}

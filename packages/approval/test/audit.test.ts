@@ -1,0 +1,69 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuditLogError, FileAuditLog, MemoryAuditLog, type AuditEntry } from '../src/index.js';
+import { removeTempDirs, tempDir } from './fixtures.js';
+
+afterEach(removeTempDirs);
+
+function entry(index: number, overrides: Partial<AuditEntry> = {}): AuditEntry {
+  return {
+    time: `2030-01-01T00:00:${String(index).padStart(2, '0')}.000Z`,
+    requestId: `request-${index}`,
+    sessionId: 'session-1',
+    toolName: 'bash',
+    digest: 'digest',
+    decision: 'allow_once',
+    ...overrides,
+  };
+}
+
+describe('FileAuditLog (APR-4)', () => {
+  it('appends one JSON line per entry to <workDir>/.claw/audit.jsonl, in order', async () => {
+    const workDir = await tempDir();
+    const log = new FileAuditLog({ workDir });
+    const entries = Array.from({ length: 30 }, (_unused, index) =>
+      entry(index, { decision: index % 2 === 0 ? 'deny' : 'grant_reuse', reason: `because ${index}` }));
+    await Promise.all(entries.map((each) => log.record(each)));
+
+    const file = nodePath.join(workDir, '.claw', 'audit.jsonl');
+    expect(log.file).toBe(file);
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines.map((line) => JSON.parse(line) as AuditEntry)).toEqual(entries);
+  });
+
+  it('never rewrites what is already there', async () => {
+    const workDir = await tempDir();
+    await new FileAuditLog({ workDir }).record(entry(1));
+    await new FileAuditLog({ workDir }).record(entry(2));
+    const lines = (await readFile(nodePath.join(workDir, '.claw', 'audit.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as AuditEntry).requestId)).toEqual(['request-1', 'request-2']);
+  });
+
+  it('reports an append that fails, naming the file, and keeps working afterwards', async () => {
+    const workDir = await tempDir();
+    await writeFile(nodePath.join(workDir, '.claw'), 'a file where the folder should be');
+    const log = new FileAuditLog({ workDir });
+    const failure = log.record(entry(1));
+    await expect(failure).rejects.toBeInstanceOf(AuditLogError);
+    await expect(failure).rejects.toMatchObject({
+      code: 'audit_write_failed',
+      file: nodePath.join(workDir, '.claw', 'audit.jsonl'),
+    });
+    await expect(log.record(entry(2))).rejects.toMatchObject({ code: 'audit_write_failed' });
+  });
+});
+
+describe('MemoryAuditLog', () => {
+  it('keeps entries in order and hands out copies', async () => {
+    const log = new MemoryAuditLog();
+    await log.record(entry(1));
+    await log.record(entry(2, { decision: 'policy_deny', reason: 'no' }));
+    const entries = log.entries;
+    expect(entries).toEqual([entry(1), entry(2, { decision: 'policy_deny', reason: 'no' })]);
+    const first = entries[0];
+    if (first !== undefined) first.requestId = 'changed';
+    expect(log.entries[0]?.requestId).toBe('request-1');
+  });
+});
