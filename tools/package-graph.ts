@@ -9,8 +9,10 @@ export interface WorkspacePackage {
   /** Folder relative to the repository root, e.g. `packages/core`. */
   dir: string;
   manifest: Record<string, unknown>;
-  /** Workspace package names imported by the package's source files. */
+  /** Workspace package names imported by the package's source files (`src/`). */
   sourceImports: string[];
+  /** Workspace package names imported by its tests (`test/`). */
+  testImports?: string[];
 }
 
 export interface GraphViolation {
@@ -55,6 +57,10 @@ const dependencyFields = [
   'peerDependencies',
   'optionalDependencies',
 ] as const;
+
+function dependencyMap(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
 
 function declaredDependencies(manifest: Record<string, unknown>): string[] {
   const names = new Set<string>();
@@ -128,12 +134,26 @@ export function checkPackageGraph(
       });
     }
     const declared = new Set(declaredDependencies(pkg.manifest));
+    const runtime = new Set(Object.keys(dependencyMap(pkg.manifest.dependencies)));
     for (const imported of pkg.sourceImports) {
+      if (imported === pkg.name) continue;
+      // What src/ imports ships with the package: a devDependency would be missing when installed.
+      if (!runtime.has(imported)) {
+        violations.push({
+          package: pkg.name,
+          rule: 'undeclared-import',
+          message: declared.has(imported)
+            ? `${pkg.name} imports ${imported} in src/ but lists it only as a devDependency`
+            : `${pkg.name} imports ${imported} without declaring it in package.json`,
+        });
+      }
+    }
+    for (const imported of pkg.testImports ?? []) {
       if (imported !== pkg.name && !declared.has(imported)) {
         violations.push({
           package: pkg.name,
           rule: 'undeclared-import',
-          message: `${pkg.name} imports ${imported} without declaring it in package.json`,
+          message: `${pkg.name} imports ${imported} in its tests without declaring it in package.json`,
         });
       }
     }
@@ -241,6 +261,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
   return entries
     .filter((entry) => entry.isFile() && /\.(?:ts|tsx|mts|js|mjs)$/.test(entry.name))
+    .filter((entry) => !entry.parentPath.split(path.sep).includes('node_modules'))
     .map((entry) => path.join(entry.parentPath, entry.name));
 }
 
@@ -256,15 +277,24 @@ export async function readWorkspacePackages(root: string): Promise<WorkspacePack
     const manifest = JSON.parse(
       await readFile(path.join(root, dir, 'package.json'), 'utf8'),
     ) as Record<string, unknown>;
-    const imports = new Set<string>();
-    for (const folder of ['src', 'test']) {
+    const importsOf = async (folder: string): Promise<string[]> => {
+      const imports = new Set<string>();
       for (const file of await sourceFiles(path.join(root, dir, folder))) {
         for (const match of (await readFile(file, 'utf8')).matchAll(importPattern)) {
           if (match[1] !== undefined) imports.add(match[1]);
         }
       }
-    }
-    packages.push({ name: String(manifest.name), dir, manifest, sourceImports: [...imports] });
+      return [...imports];
+    };
+    // bench/ keeps its scripts at the top level, not in src/.
+    const sourceFolder = dir === 'bench' ? '.' : 'src';
+    packages.push({
+      name: String(manifest.name),
+      dir,
+      manifest,
+      sourceImports: await importsOf(sourceFolder),
+      testImports: await importsOf('test'),
+    });
   }
   return packages;
 }

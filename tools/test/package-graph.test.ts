@@ -113,6 +113,14 @@ describe('checkPackageGraph on fixture graphs', () => {
     ]);
   });
 
+  it('fails when src/ imports a package listed only as a devDependency', () => {
+    const engine = library('@claw/engine', ['@claw/core'], { devDependencies: { '@claw/approval': 'workspace:^' } });
+    engine.sourceImports.push('@claw/approval');
+    expect(checkPackageGraph([base[0] as WorkspacePackage, base[1] as WorkspacePackage, engine])).toEqual([
+      expect.objectContaining({ rule: 'undeclared-import', message: expect.stringContaining('only as a devDependency') as unknown }),
+    ]);
+  });
+
   it('fails when source imports a workspace package the manifest does not declare', () => {
     const sneaky = library('@claw/approval', ['@claw/core']);
     sneaky.sourceImports.push('@claw/sandbox');

@@ -64,4 +64,4 @@ export {
   type ModelPrice,
 } from './config.js';
 export type { ApprovalGate, ApprovalRequest, GateDecision } from './approval.js';
-export type { AgentSession } from './session.js';
+export { addCost, type AgentSession, type CostTotals } from './session.js';

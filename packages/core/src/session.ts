@@ -12,7 +12,26 @@ export interface AgentSession {
   /** The whole history, oldest first. Callers must not mutate it. */
   history(): readonly Message[];
   append(...messages: Message[]): Promise<void>;
-  recordUsage(usage: Usage): Promise<void>;
+  /**
+   * Records the tokens of one model call and its price in US dollars (`undefined` when the model
+   * has no known price: the call then counts as unpriced, never as free).
+   */
+  recordUsage(usage: Usage, costUsd?: number): Promise<void>;
   /** Token totals over the session's life (kept across `/clear`). */
   usage(): Usage;
+  /** Cost over the session's life (kept across `/clear`). */
+  cost(): CostTotals;
+}
+
+/** Money spent so far: the priced part, and how many calls could not be priced. */
+export interface CostTotals {
+  usd: number;
+  /** Calls whose model had no price; when > 0 the true cost is higher than `usd`. */
+  unpricedCalls: number;
+}
+
+export function addCost(totals: CostTotals, costUsd: number | undefined): CostTotals {
+  return costUsd === undefined
+    ? { usd: totals.usd, unpricedCalls: totals.unpricedCalls + 1 }
+    : { usd: totals.usd + costUsd, unpricedCalls: totals.unpricedCalls };
 }

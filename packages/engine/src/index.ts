@@ -38,3 +38,15 @@ export {
   type ReadFileToolOptions,
   type WriteFileArguments,
 } from './tools/index.js';
+export {
+  BudgetExceededError,
+  type BudgetName,
+  type BudgetOptions,
+} from './budgets.js';
+export { costOf, defaultPrices, priceOf, type PriceTable } from './pricing.js';
+export {
+  SubagentSession,
+  spawnSubagentArguments,
+  spawnSubagentToolName,
+  subagentMaxTurns,
+} from './subagent.js';

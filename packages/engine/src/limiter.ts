@@ -28,27 +28,56 @@ export class ConcurrencyLimiter {
 
 /**
  * Measures the wall time during which at least one activity runs: parallel activities count their
- * overlap once (a wave of tools counts its wall time, not the sum of its tools).
+ * overlap once (a wave of tools counts its wall time, not the sum of its tools). With a `limit`,
+ * `onExhausted` is called once when the measured time reaches it; the timer runs only while an
+ * activity does, so idle time (a model call, an approval wait) never counts.
  */
 export class ActivityClock {
   private active = 0;
   private since = 0;
   private total = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private fired = false;
 
-  constructor(private readonly now: () => number) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly budget?: { limitMs: number; onExhausted: () => void },
+  ) {}
 
   begin(): void {
-    if (this.active === 0) this.since = this.now();
+    if (this.active === 0) {
+      this.since = this.now();
+      this.arm();
+    }
     this.active += 1;
   }
 
   end(): void {
     this.active -= 1;
-    if (this.active === 0) this.total += this.now() - this.since;
+    if (this.active === 0) {
+      this.total += this.now() - this.since;
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
   }
 
   /** Milliseconds accumulated so far (including a running stretch). */
   elapsed(): number {
     return this.active > 0 ? this.total + (this.now() - this.since) : this.total;
+  }
+
+  /** True once the limit was reached. */
+  get exhausted(): boolean {
+    return this.fired || (this.budget !== undefined && this.elapsed() >= this.budget.limitMs);
+  }
+
+  private arm(): void {
+    const budget = this.budget;
+    if (budget === undefined || this.fired) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.fired = true;
+      budget.onExhausted();
+    }, Math.max(0, budget.limitMs - this.total));
   }
 }

@@ -28,6 +28,11 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
+  /** The tools, in registration order. */
+  all(): Tool[] {
+    return [...this.tools.values()];
+  }
+
   names(): string[] {
     return [...this.tools.keys()];
   }

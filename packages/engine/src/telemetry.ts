@@ -3,6 +3,7 @@ import { trace, type Tracer } from '@opentelemetry/api';
 /** Span names (OBS-1). */
 export const spanNames = {
   run: 'Agent.Run',
+  subagent: 'RunSub',
   thinking: 'Thinking',
   action: 'Action',
   tool: 'Tool',
@@ -17,6 +18,7 @@ export const attributes = {
   promptTokens: 'prompt_tokens',
   completionTokens: 'completion_tokens',
   toolWallMs: 'tool_wall_ms',
+  costUsd: 'claw.cost.usd',
   turn: 'claw.turn',
   turns: 'claw.run.turns',
   runStatus: 'claw.run.status',

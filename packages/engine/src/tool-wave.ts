@@ -21,6 +21,8 @@ export interface ToolWaveOptions {
   workDir: string;
   /** The run's signal: aborting it cancels every call of the wave. */
   signal: AbortSignal;
+  /** Aborted (with a budget error) when the run's tool time is used up: stops the wave too. */
+  stopSignal?: AbortSignal;
   reporter: SafeReporter;
   concurrency: number;
   /** Times `execute` only (not approval), counting parallel calls once. */
@@ -47,9 +49,13 @@ type Outcome = 'ok' | 'error' | 'denied' | 'canceled';
 export async function runToolWave(options: ToolWaveOptions): Promise<ToolWaveResult> {
   const { calls, signal, reporter } = options;
   const controller = new AbortController();
-  const forwardAbort = (): void => controller.abort(signal.reason);
-  if (signal.aborted) forwardAbort();
-  else signal.addEventListener('abort', forwardAbort, { once: true });
+  const sources = options.stopSignal === undefined ? [signal] : [signal, options.stopSignal];
+  const forwards = sources.map((source) => {
+    const forward = (): void => controller.abort(source.reason);
+    if (source.aborted) forward();
+    else source.addEventListener('abort', forward, { once: true });
+    return () => source.removeEventListener('abort', forward);
+  });
 
   const observations: Array<ToolMessage | undefined> = calls.map(() => undefined);
   let failure: ReporterError | undefined;
@@ -90,7 +96,7 @@ export async function runToolWave(options: ToolWaveOptions): Promise<ToolWaveRes
     }
     await Promise.all(running);
   } finally {
-    signal.removeEventListener('abort', forwardAbort);
+    for (const remove of forwards) remove();
   }
   return {
     observations: calls.map((call, index) => observations[index] ?? canceledObservation(call.id)),

@@ -1,4 +1,12 @@
-import { addUsage, emptyUsage, type AgentSession, type Message, type Usage } from '@claw/core';
+import {
+  addCost,
+  addUsage,
+  emptyUsage,
+  type AgentSession,
+  type CostTotals,
+  type Message,
+  type Usage,
+} from '@claw/core';
 
 export interface MemorySessionOptions {
   id?: string;
@@ -6,6 +14,7 @@ export interface MemorySessionOptions {
   /** History to start from (copied). */
   history?: readonly Message[];
   usage?: Usage;
+  cost?: CostTotals;
 }
 
 /**
@@ -17,12 +26,14 @@ export class MemorySession implements AgentSession {
   readonly workDir: string;
   private readonly messages: Message[];
   private totals: Usage;
+  private spent: CostTotals;
 
   constructor(options: MemorySessionOptions) {
     this.id = options.id ?? 'default';
     this.workDir = options.workDir;
     this.messages = [...(options.history ?? [])];
     this.totals = { ...(options.usage ?? emptyUsage) };
+    this.spent = { ...(options.cost ?? { usd: 0, unpricedCalls: 0 }) };
   }
 
   history(): readonly Message[] {
@@ -33,11 +44,16 @@ export class MemorySession implements AgentSession {
     this.messages.push(...messages);
   }
 
-  async recordUsage(usage: Usage): Promise<void> {
+  async recordUsage(usage: Usage, costUsd?: number): Promise<void> {
     this.totals = addUsage(this.totals, usage);
+    this.spent = addCost(this.spent, costUsd);
   }
 
   usage(): Usage {
     return { ...this.totals };
+  }
+
+  cost(): CostTotals {
+    return { ...this.spent };
   }
 }
