@@ -6,7 +6,12 @@ export type SandboxErrorCode =
   | 'path_outside_workspace'
   | 'symlink_resolution_failed'
   | 'unsafe_file'
-  | 'protected_path';
+  | 'protected_path'
+  | 'isolation_unavailable'
+  | 'isolation_invalid_options'
+  | 'isolation_invalid_command'
+  | 'isolation_spawn_failed'
+  | 'seccomp_assembly_failed';
 
 /**
  * The root of every error `@claw/sandbox` throws. Catch this to handle any workspace-boundary

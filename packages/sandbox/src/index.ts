@@ -14,3 +14,20 @@ export { WorkspaceDirectory } from './directory.js';
 export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';
 export { checkWorkspaceEscape, commandEscapesWorkspace } from './escape.js';
 export { checkProtectedPaths } from './protected-command.js';
+export {
+  createCommandSpawner,
+  plainCommandSpawner,
+} from './isolation/spawner.js';
+export { probeIsolation } from './isolation/probe.js';
+export {
+  IsolationError,
+  IsolationOptionsError,
+  IsolationUnavailableError,
+  type IsolationErrorCode,
+} from './isolation/errors.js';
+export type {
+  CommandSpawner,
+  IsolationMode,
+  IsolationOptions,
+  IsolationProbe,
+} from './isolation/types.js';

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import {
   ClawError,
   abortReason,
@@ -6,7 +6,13 @@ import {
   throwIfAborted,
   type ToolResult,
 } from '@claw/core';
-import { checkDestructiveCommand, checkWorkspaceEscape } from '@claw/sandbox';
+import {
+  checkDestructiveCommand,
+  checkProtectedPaths,
+  checkWorkspaceEscape,
+  plainCommandSpawner,
+  type CommandSpawner,
+} from '@claw/sandbox';
 import { z } from 'zod';
 import { CappedOutput } from './capped-output.js';
 import { errnoCode } from './files.js';
@@ -18,8 +24,17 @@ export interface BashToolOptions {
   timeoutMs?: number;
   /** Bytes kept of stdout and of stderr each (head and tail; the middle is cut). Default 64 KiB. */
   maxOutputBytes?: number;
-  /** Environment of the command. Default: the environment of this process. */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * How commands start: isolated (`createCommandSpawner` from `@claw/sandbox`) or not. Default: a
+   * plain, NOT isolated spawner whose commands get only PATH, LANG, LC_ALL and TERM.
+   */
+  spawner?: CommandSpawner;
+  /**
+   * Apply the text fences (destructive commands, workspace escapes, and — when commands are not
+   * isolated — protected paths) before running. Default true; turning them off is for measuring
+   * what the OS layer stops on its own.
+   */
+  fences?: boolean;
   /** After a timeout, time between SIGTERM and SIGKILL of the process group. Default 500 ms. */
   killGraceMs?: number;
 }
@@ -46,10 +61,12 @@ const drainMs = 1000;
  * with a `ClawError` (`bash_spawn_failed`) when bash cannot be started.
  */
 export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashArguments> {
+  const spawner = options.spawner ?? plainCommandSpawner();
+  const fences = options.fences ?? true;
   const settings: RunSettings = {
     timeoutMs: options.timeoutMs ?? 30_000,
     maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
-    env: options.env,
+    spawner,
     killGraceMs: options.killGraceMs ?? 500,
   };
   // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
@@ -65,7 +82,14 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
     schema: bashArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const reason = checkDestructiveCommand(args.command) ?? checkWorkspaceEscape(args.command);
+      const reason = args.command.includes('\0')
+        ? 'the command contains a NUL byte'
+        : fences
+          ? checkDestructiveCommand(args.command) ??
+          checkWorkspaceEscape(args.command) ??
+          // Isolated commands see .claw/ and .git/hooks read-only; plain ones need the fence.
+          (spawner.mode === 'none' ? checkProtectedPaths(args.command) : undefined)
+          : undefined;
       if (reason !== undefined) return { content: `refused: ${reason}`, isError: true };
       const outcome = await runCommand(args.command, workDir, signal, settings);
       if (outcome.aborted) throw abortReason(signal);
@@ -77,7 +101,7 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
 interface RunSettings {
   timeoutMs: number;
   maxOutputBytes: number;
-  env: NodeJS.ProcessEnv | undefined;
+  spawner: CommandSpawner;
   killGraceMs: number;
 }
 
@@ -104,13 +128,8 @@ function runCommand(
   return new Promise<RunOutcome>((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn('bash', ['-c', command], {
-        cwd: workDir,
-        env: settings.env,
-        // Its own process group, so that one kill reaches every process the command started.
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      // Its own process group, so that one kill reaches every process the command started.
+      child = settings.spawner.spawn(command, { workDir });
     } catch (error) {
       reject(spawnError(error));
       return;

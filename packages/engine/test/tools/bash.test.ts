@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { plainCommandSpawner } from '@claw/sandbox';
 import { createBashTool } from '../../src/tools/index.js';
 import { exists, stillExistsAfter, waitForFile } from '../processes.js';
 import { createTempWorkspace, type TempWorkspace } from './workspace.js';
@@ -51,9 +52,15 @@ describe('bash', () => {
     });
   });
 
-  it('runs in the workspace with the given environment', async () => {
+  it('runs in the workspace with the spawner\'s environment, not the parent\'s', async () => {
     await writeFile(join(ws.workDir, 'here.txt'), 'x');
-    const tool = createBashTool({ env: { ...process.env, CLAW_TOOL_TEST: 'value-42' } });
+    process.env.CLAW_PARENT_SECRET = 'sk-parent-secret';
+    const tool = createBashTool({
+      spawner: plainCommandSpawner({ env: { PATH: process.env.PATH ?? '', CLAW_TOOL_TEST: 'value-42' } }),
+    });
+    const leak = await tool.execute({ command: 'env' }, ws.context());
+    delete process.env.CLAW_PARENT_SECRET;
+    expect(leak.content).not.toContain('sk-parent-secret');
     const result = await tool.execute(
       { command: 'pwd -P; ls; echo "$CLAW_TOOL_TEST"' },
       ws.context(),

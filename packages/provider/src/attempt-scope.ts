@@ -1,0 +1,107 @@
+import { abortReason } from '@claw/core';
+import { ModelTimeoutError, type ModelTimeoutKind } from './retry-errors.js';
+
+/**
+ * Starts a timer that calls `callback` after `ms` milliseconds and returns a function that
+ * cancels it. Injectable so that tests can drive time themselves.
+ */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
+/** Reads the global `setTimeout` at call time, so fake timers installed later still apply. */
+export const defaultSetTimer: SetTimer = (callback, ms) => {
+  const timer = setTimeout(callback, ms);
+  return () => clearTimeout(timer);
+};
+
+const noop = (): void => undefined;
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason as soon as `signal` aborts, even
+ * when whatever `promise` waits on ignores the signal. The listener is removed when it settles,
+ * and a later rejection of `promise` is handled, never reported as unhandled.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.then(noop, noop);
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+  });
+}
+
+/**
+ * One attempt of a model call: a child signal for the inner provider that aborts when the
+ * caller's signal does, or with a `ModelTimeoutError` when one of the attempt's timers fires.
+ * `close` clears the timers and the listener on the caller's signal.
+ */
+export class AttemptScope {
+  private readonly controller = new AbortController();
+  private readonly timers = new Map<ModelTimeoutKind, () => void>();
+  private readonly removeParentListener: () => void;
+  private timeout: ModelTimeoutError | undefined;
+
+  constructor(
+    private readonly parent: AbortSignal | undefined,
+    private readonly setTimer: SetTimer,
+  ) {
+    if (parent === undefined) {
+      this.removeParentListener = noop;
+    } else if (parent.aborted) {
+      this.controller.abort(parent.reason);
+      this.removeParentListener = noop;
+    } else {
+      const forward = (): void => this.controller.abort(parent.reason);
+      parent.addEventListener('abort', forward, { once: true });
+      this.removeParentListener = () => parent.removeEventListener('abort', forward);
+    }
+  }
+
+  /** The signal to hand to the inner provider. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Starts the timer of `kind`; `ms` ≤ 0 means no limit. */
+  startTimer(kind: ModelTimeoutKind, ms: number): void {
+    if (ms <= 0 || this.controller.signal.aborted) return;
+    const cancel = this.setTimer(() => {
+      this.timers.delete(kind);
+      if (this.controller.signal.aborted) return;
+      this.timeout = new ModelTimeoutError(kind, ms);
+      this.controller.abort(this.timeout);
+    }, ms);
+    this.timers.set(kind, cancel);
+  }
+
+  stopTimer(kind: ModelTimeoutKind): void {
+    this.timers.get(kind)?.();
+    this.timers.delete(kind);
+  }
+
+  /** Like `promise`, but rejects as soon as the attempt is aborted or timed out. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return raceAbort(promise, this.controller.signal);
+  }
+
+  /**
+   * What the attempt failed with, given what the inner provider threw: the caller's abort first
+   * (an abort racing a timer is a cancellation, never a timeout), then this attempt's timeout
+   * (whatever the inner provider made of the abort it caused), then `error` itself.
+   */
+  failure(error: unknown): unknown {
+    if (this.parent?.aborted === true) return abortReason(this.parent);
+    return this.timeout ?? error;
+  }
+
+  /** Clears the timers and the listener; aborts the child signal with `reason` when given. */
+  close(reason?: Error): void {
+    for (const cancel of this.timers.values()) cancel();
+    this.timers.clear();
+    this.removeParentListener();
+    if (reason !== undefined && !this.controller.signal.aborted) this.controller.abort(reason);
+  }
+}

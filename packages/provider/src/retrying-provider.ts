@@ -1,0 +1,305 @@
+import {
+  ClawError,
+  abortReason,
+  sleep as abortableSleep,
+  throwIfAborted,
+  type CallOptions,
+  type ModelRequest,
+  type ModelResponse,
+  type Provider,
+  type StreamEvent,
+} from '@claw/core';
+import { AttemptScope, defaultSetTimer, raceAbort, type SetTimer } from './attempt-scope.js';
+import { classifyError } from './classify.js';
+import { NetworkError, findHttpError } from './errors.js';
+import { PartialResponseError } from './retry-errors.js';
+
+/** What `onRetry` is told before the provider waits and tries again. */
+export interface RetryInfo {
+  /** Whether a `generate` or a `stream` call is being retried. */
+  mode: 'generate' | 'stream';
+  /** The attempt that failed, counting from 1; the next one is `attempt + 1`. */
+  attempt: number;
+  /** How long the provider waits before the next attempt, in milliseconds. */
+  delayMs: number;
+  /** Why the attempt failed (always classified `retryable`). */
+  error: unknown;
+}
+
+export interface RetryingProviderOptions {
+  /** Attempts in all, the first one included; 1 turns retrying off. Default 3. */
+  attempts?: number;
+  /**
+   * Wait after the first failure, in milliseconds; it doubles after each further failure
+   * (200 → 400 → 800 …). 0 retries at once and ignores `retry-after` hints. Default 200.
+   */
+  backoffMs?: number;
+  /** Upper bound of every wait, `retry-after` hints included. Default 2000. */
+  maxBackoffMs?: number;
+  /** Limit for each attempt as a whole, in milliseconds; 0 = none. Default 60 000. */
+  callTimeoutMs?: number;
+  /**
+   * Streams only: limit for the first content (text, a tool-call piece, or the final message) of
+   * each attempt, in milliseconds; it stops as soon as content arrives. 0 = none. Default 15 000.
+   */
+  firstTokenTimeoutMs?: number;
+  /** Called before each wait, e.g. to log the retry. An error thrown here ends the call. */
+  onRetry?: (info: RetryInfo) => void;
+  /**
+   * Waits between attempts; must reject when `signal` aborts (the provider also stops waiting on
+   * an abort by itself). Default: a timer.
+   */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  /** Starts the timeout timers. Default: the global `setTimeout`. */
+  setTimer?: SetTimer;
+}
+
+/** The defaults of `RetryingProviderOptions`. */
+export const retryingProviderDefaults = {
+  attempts: 3,
+  backoffMs: 200,
+  maxBackoffMs: 2000,
+  callTimeoutMs: 60_000,
+  firstTokenTimeoutMs: 15_000,
+} as const;
+
+type AttemptOutcome = { type: 'completed' } | { type: 'failed'; error: unknown };
+
+/**
+ * Wraps any provider with retries and timeouts (PRV-3, PRV-4, PRV-5). The app wraps it around
+ * its model provider; the engine and the tools never retry, so a retry repeats one model call
+ * and nothing else.
+ *
+ * - A failed attempt is retried only when `classifyError` says `retryable` (HTTP 408, 409, 429,
+ *   5xx, network failures, the two model timeouts) and attempts are left; the last error is
+ *   thrown as it is. `canceled` and `fatal` are never retried.
+ * - Between attempts it waits `backoffMs · 2^(failures-1)`, or the server's `retry-after` hint if
+ *   that is longer, never more than `maxBackoffMs`. Aborting the caller's signal ends the wait at
+ *   once.
+ * - Each attempt has its own call timeout; a stream attempt also has a first-token timeout. A
+ *   timer aborts the signal the inner provider got, so its HTTP request ends.
+ * - A stream is retried only while nothing has been passed on. Once content was forwarded, a
+ *   failure (or an end without the `completed` event) is thrown as a `PartialResponseError`.
+ * - Whenever the caller's signal is aborted, the call rejects with its reason, even when a timer
+ *   fired at the same moment.
+ *
+ * `stream` exists only when the inner provider has one.
+ *
+ * @throws ClawError `config_invalid` from the constructor when an option is out of range.
+ */
+export class RetryingProvider implements Provider {
+  readonly name: string;
+  declare readonly stream?: (
+    request: ModelRequest,
+    options?: CallOptions,
+  ) => AsyncIterable<StreamEvent>;
+
+  private readonly attempts: number;
+  private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly callTimeoutMs: number;
+  private readonly firstTokenTimeoutMs: number;
+  private readonly onRetry: ((info: RetryInfo) => void) | undefined;
+  private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  private readonly setTimer: SetTimer;
+
+  constructor(
+    private readonly inner: Provider,
+    options: RetryingProviderOptions = {},
+  ) {
+    this.name = inner.name;
+    this.attempts = options.attempts ?? retryingProviderDefaults.attempts;
+    this.backoffMs = options.backoffMs ?? retryingProviderDefaults.backoffMs;
+    this.maxBackoffMs = options.maxBackoffMs ?? retryingProviderDefaults.maxBackoffMs;
+    this.callTimeoutMs = options.callTimeoutMs ?? retryingProviderDefaults.callTimeoutMs;
+    this.firstTokenTimeoutMs =
+      options.firstTokenTimeoutMs ?? retryingProviderDefaults.firstTokenTimeoutMs;
+    if (!Number.isInteger(this.attempts) || this.attempts < 1) {
+      throw invalidOption('attempts', this.attempts, 'a whole number of at least 1');
+    }
+    for (const key of ['backoffMs', 'maxBackoffMs', 'callTimeoutMs', 'firstTokenTimeoutMs'] as const) {
+      if (!Number.isFinite(this[key]) || this[key] < 0) {
+        throw invalidOption(key, this[key], 'a number of milliseconds, 0 or more');
+      }
+    }
+    this.onRetry = options.onRetry;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.setTimer = options.setTimer ?? defaultSetTimer;
+    if (inner.stream !== undefined) {
+      this.stream = (request, callOptions) => this.streamWithRetries(request, callOptions ?? {});
+    }
+  }
+
+  /**
+   * One model call with retries. Rejects with the caller's abort reason when its signal aborts,
+   * with a `ModelTimeoutError` (`model_call_timeout`) when the last attempt ran out of time, and
+   * otherwise with the error of the last attempt.
+   */
+  async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
+    const { signal } = options;
+    for (let attempt = 1; ; attempt += 1) {
+      throwIfAborted(signal);
+      const scope = new AttemptScope(signal, this.setTimer);
+      scope.startTimer('call', this.callTimeoutMs);
+      let failure: unknown;
+      try {
+        return await scope.race(this.inner.generate(request, { signal: scope.signal }));
+      } catch (error) {
+        failure = scope.failure(error);
+      } finally {
+        scope.close();
+      }
+      await this.beforeRetry('generate', attempt, failure, signal);
+    }
+  }
+
+  private async *streamWithRetries(
+    request: ModelRequest,
+    options: CallOptions,
+  ): AsyncGenerator<StreamEvent, void, undefined> {
+    const { signal } = options;
+    for (let attempt = 1; ; attempt += 1) {
+      throwIfAborted(signal);
+      const outcome = yield* this.streamAttempt(request, signal);
+      if (outcome.type === 'completed') return;
+      await this.beforeRetry('stream', attempt, outcome.error, signal);
+    }
+  }
+
+  /**
+   * One stream attempt. Forwards events as they come; returns `failed` only when nothing was
+   * forwarded yet (the caller may retry), and throws when retrying is out of the question.
+   */
+  private async *streamAttempt(
+    request: ModelRequest,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<StreamEvent, AttemptOutcome, undefined> {
+    const scope = new AttemptScope(signal, this.setTimer);
+    scope.startTimer('call', this.callTimeoutMs);
+    scope.startTimer('first_token', this.firstTokenTimeoutMs);
+    let iterator: AsyncIterator<StreamEvent> | undefined;
+    let nextPending = false;
+    let forwarded = false;
+    let completed = false;
+    try {
+      iterator = this.openInnerStream(request, scope.signal)[Symbol.asyncIterator]();
+      while (!completed) {
+        // Aborted (or timed out) while the consumer held the last event: ask for nothing more.
+        if (scope.signal.aborted) throw scope.signal.reason;
+        nextPending = true;
+        const result = await scope.race(iterator.next());
+        nextPending = false;
+        if (result.done === true) break;
+        const event = result.value;
+        // Before any content, empty pieces carry nothing; dropping them keeps a retry from
+        // repeating them, and they must not stop the first-token timer (keep-alive in disguise).
+        if (!forwarded && !hasContent(event)) continue;
+        scope.stopTimer('first_token');
+        forwarded = true;
+        if (event.type === 'completed') completed = true;
+        yield event;
+      }
+      if (!completed) {
+        throw new NetworkError('the model stream ended before the reply was complete', {
+          code: 'stream_incomplete',
+        });
+      }
+      return { type: 'completed' };
+    } catch (error) {
+      const failure = scope.failure(error);
+      if (signal?.aborted === true) throw abortReason(signal);
+      if (forwarded) throw PartialResponseError.wrap(failure);
+      return { type: 'failed', error: failure };
+    } finally {
+      // Reached on every exit, the consumer breaking out included: end the inner stream.
+      scope.close(
+        completed ? undefined : new ClawError('model stream closed', { code: 'aborted' }),
+      );
+      await closeIterator(iterator, nextPending);
+    }
+  }
+
+  private openInnerStream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamEvent> {
+    if (this.inner.stream === undefined) {
+      throw new ClawError(`provider "${this.inner.name}" can no longer stream`, {
+        code: 'provider_error',
+      });
+    }
+    return this.inner.stream(request, { signal });
+  }
+
+  /**
+   * Decides what follows a failed attempt: throws when the call is over (aborted, not retryable,
+   * no attempts left), otherwise reports the retry and waits out the backoff.
+   */
+  private async beforeRetry(
+    mode: RetryInfo['mode'],
+    attempt: number,
+    failure: unknown,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (signal?.aborted === true) throw abortReason(signal);
+    if (attempt >= this.attempts || classifyError(failure, { signal }) !== 'retryable') {
+      throw failure;
+    }
+    const delayMs = this.delayAfter(attempt, failure);
+    this.onRetry?.({ mode, attempt, delayMs, error: failure });
+    try {
+      await raceAbort(this.sleep(delayMs, signal), signal);
+    } catch (error) {
+      throwIfAborted(signal);
+      throw error;
+    }
+  }
+
+  /** Backoff after the `failures`-th failure, the `retry-after` hint considered, capped. */
+  private delayAfter(failures: number, failure: unknown): number {
+    if (this.backoffMs === 0) return 0;
+    const backoff = this.backoffMs * 2 ** (failures - 1);
+    const hint = findHttpError(failure)?.retryAfterMs ?? 0;
+    return Math.min(this.maxBackoffMs, Math.max(backoff, hint));
+  }
+}
+
+/** A timer for real waits; a wait of 0 retries at once, without a trip through the timers. */
+function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return ms > 0 ? abortableSleep(ms, signal) : Promise.resolve();
+}
+
+/** True when a stream event carries something a consumer would see. */
+function hasContent(event: StreamEvent): boolean {
+  switch (event.type) {
+    case 'text_delta':
+      return event.delta !== '';
+    case 'tool_call_delta':
+      return event.argumentsDelta !== '' || Boolean(event.id) || Boolean(event.name);
+    case 'completed':
+      return true;
+  }
+}
+
+/**
+ * Ends the inner stream. When a `next()` is still in flight (the attempt was aborted under it),
+ * the inner iterator cannot run `return()` until that settles, so it is not awaited: the abort
+ * already ends it.
+ */
+async function closeIterator(
+  iterator: AsyncIterator<StreamEvent> | undefined,
+  nextPending: boolean,
+): Promise<void> {
+  if (iterator?.return === undefined) return;
+  try {
+    const closing = iterator.return();
+    if (nextPending) closing.then(undefined, () => undefined);
+    else await closing;
+  } catch {
+    // The attempt is over either way; a failure while closing changes nothing for the caller.
+  }
+}
+
+function invalidOption(key: string, value: number, expected: string): ClawError {
+  return new ClawError(
+    `RetryingProvider: ${key} must be ${expected}, not ${value}; fix the option or leave it out`,
+    { code: 'config_invalid' },
+  );
+}

@@ -1,0 +1,240 @@
+import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InvalidPathError } from '../../src/index.js';
+import {
+  checkEnvironment,
+  defaultCommandEnvironment,
+  launcherEnvironment,
+} from '../../src/isolation/environment.js';
+import {
+  buildBubblewrapArguments,
+  encodeEnvironmentArguments,
+  inspectWorkspace,
+  isWithin,
+  processLimitScript,
+  type SandboxLayout,
+} from '../../src/isolation/layout.js';
+import { locatePidsCgroup } from '../../src/isolation/process-limit.js';
+import { IsolationOptionsError } from '../../src/index.js';
+import { useTempDirs } from './helpers.js';
+
+const { makeTempDir } = useTempDirs();
+
+const layout: SandboxLayout = {
+  workDir: '/home/dev/project',
+  homeDir: '/srv/dev-home',
+  pinned: ['/home/dev/project/.git'],
+  readOnly: ['/home/dev/project/.git/hooks', '/home/dev/project/.git/config', '/home/dev/project/.claw'],
+  exposed: [],
+  allowNetwork: false,
+};
+
+describe('buildBubblewrapArguments', () => {
+  it('builds the whole invocation in order', () => {
+    const args = buildBubblewrapArguments(layout, {
+      command: 'npm test',
+      maxProcesses: 64,
+      seccompFd: 3,
+      environmentFd: 4,
+    });
+    expect(args).toEqual([
+      '--ro-bind', '/', '/',
+      '--dev', '/dev',
+      '--proc', '/proc',
+      '--ro-bind-try', '/proc/sys', '/proc/sys',
+      '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+      '--tmpfs', '/tmp',
+      '--tmpfs', '/run',
+      '--tmpfs', '/home',
+      '--tmpfs', '/root',
+      '--tmpfs', '/srv/dev-home',
+      '--bind', '/home/dev/project', '/home/dev/project',
+      '--bind', '/home/dev/project/.git', '/home/dev/project/.git',
+      '--ro-bind-try', '/home/dev/project/.git/hooks', '/home/dev/project/.git/hooks',
+      '--ro-bind-try', '/home/dev/project/.git/config', '/home/dev/project/.git/config',
+      '--ro-bind-try', '/home/dev/project/.claw', '/home/dev/project/.claw',
+      '--chdir', '/home/dev/project',
+      '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+      '--unshare-net',
+      '--new-session', '--die-with-parent', '--cap-drop', 'ALL',
+      '--clearenv', '--args', '4',
+      '--seccomp', '3',
+      '--', 'bash', '--norc', '--noprofile', '-c', processLimitScript, 'bash', '64', 'npm test',
+    ]);
+  });
+
+  it('binds the workspace after every mask, even when it lies under one', () => {
+    const args = buildBubblewrapArguments(
+      { ...layout, workDir: '/tmp/ws', homeDir: '/tmp', pinned: [], readOnly: [] },
+      { command: 'true', maxProcesses: 8, seccompFd: 3, environmentFd: undefined },
+    );
+    const workspaceBind = args.indexOf('--bind');
+    expect(args[workspaceBind + 1]).toBe('/tmp/ws');
+    const lastMask = args.lastIndexOf('--tmpfs');
+    expect(lastMask).toBeGreaterThan(0);
+    expect(lastMask).toBeLessThan(workspaceBind);
+    // A home under an already masked folder is not masked twice; no env pipe without env.
+    expect(args.filter((arg) => arg === '--tmpfs')).toHaveLength(4);
+    expect(args).not.toContain('--args');
+  });
+
+  it('shares the network only when allowed, and re-exposes the resolver config', () => {
+    const args = buildBubblewrapArguments(
+      { ...layout, allowNetwork: true, exposed: ['/run/systemd/resolve/stub-resolv.conf'] },
+      { command: 'true', maxProcesses: 8, seccompFd: 3, environmentFd: 4 },
+    );
+    expect(args).not.toContain('--unshare-net');
+    const exposed = args.indexOf('/run/systemd/resolve/stub-resolv.conf');
+    expect(args[exposed - 1]).toBe('--ro-bind-try');
+    expect(exposed).toBeGreaterThan(args.indexOf('/run'));
+  });
+
+  it('does not mask a home folder that is /', () => {
+    const args = buildBubblewrapArguments(
+      { ...layout, homeDir: '/' },
+      { command: 'true', maxProcesses: 8, seccompFd: 3, environmentFd: 4 },
+    );
+    expect(args.filter((arg) => arg === '--tmpfs')).toHaveLength(4);
+  });
+});
+
+describe('inspectWorkspace', () => {
+  const options = { homeDir: undefined, allowNetwork: false, resolvConf: undefined };
+
+  it('finds the git hooks, config, a core.hooksPath folder and .claw, and creates nothing', async () => {
+    const workspace = await makeTempDir();
+    await mkdir(path.join(workspace, '.git/hooks'), { recursive: true });
+    await writeFile(path.join(workspace, '.git/config'), '[core]\n\thooksPath = ".husky"\n');
+    await mkdir(path.join(workspace, '.husky'));
+    await mkdir(path.join(workspace, '.claw'));
+    const before = await readdir(workspace);
+    const found = inspectWorkspace(workspace, options);
+    expect(found.workDir).toBe(workspace);
+    expect(found.pinned).toEqual([path.join(workspace, '.git')]);
+    expect(found.readOnly).toEqual([
+      path.join(workspace, '.git/hooks'),
+      path.join(workspace, '.git/config'),
+      path.join(workspace, '.husky'),
+      path.join(workspace, '.claw'),
+    ]);
+    expect(await readdir(workspace)).toEqual(before);
+  });
+
+  it('leaves out what does not exist and binds a .git file (worktree) read-only', async () => {
+    const workspace = await makeTempDir();
+    expect(inspectWorkspace(workspace, options)).toMatchObject({ pinned: [], readOnly: [] });
+    await writeFile(path.join(workspace, '.git'), 'gitdir: ../elsewhere\n');
+    expect(inspectWorkspace(workspace, options)).toMatchObject({
+      pinned: [],
+      readOnly: [path.join(workspace, '.git')],
+    });
+  });
+
+  it('ignores a hooksPath outside the workspace', async () => {
+    const workspace = await makeTempDir();
+    await mkdir(path.join(workspace, '.git'));
+    await writeFile(path.join(workspace, '.git/config'), '[core]\n\thookspath = ../outside\n');
+    expect(inspectWorkspace(workspace, options).readOnly).toEqual([path.join(workspace, '.git/config')]);
+  });
+
+  it('uses the real path of a linked workspace', async () => {
+    const base = await makeTempDir();
+    await mkdir(path.join(base, 'real'));
+    await symlink(path.join(base, 'real'), path.join(base, 'link'));
+    expect(inspectWorkspace(path.join(base, 'link'), options).workDir).toBe(path.join(base, 'real'));
+  });
+
+  it('refuses a relative, missing or root workspace with InvalidPathError', async () => {
+    const base = await makeTempDir();
+    for (const workDir of ['relative/dir', path.join(base, 'missing'), '/']) {
+      let caught: unknown;
+      try {
+        inspectWorkspace(workDir, options);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(InvalidPathError);
+      expect((caught as InvalidPathError).code).toBe('invalid_path');
+    }
+  });
+
+  it('re-exposes the resolver config only with network and when it sits under a mask', () => {
+    const stub = '/run/systemd/resolve/stub-resolv.conf';
+    const on = { homeDir: undefined, allowNetwork: true, resolvConf: stub };
+    expect(inspectWorkspace('/usr', on).exposed).toEqual([stub]);
+    expect(inspectWorkspace('/usr', { ...on, allowNetwork: false }).exposed).toEqual([]);
+    expect(inspectWorkspace('/usr', { ...on, resolvConf: '/etc/resolv.conf' }).exposed).toEqual([]);
+  });
+});
+
+describe('isWithin', () => {
+  it('compares path segments, not string prefixes', () => {
+    expect(isWithin('/srv/ws', '/srv/ws')).toBe(true);
+    expect(isWithin('/srv/ws/a/b', '/srv/ws')).toBe(true);
+    expect(isWithin('/srv/ws-evil', '/srv/ws')).toBe(false);
+    expect(isWithin('/srv/ws/..hidden', '/srv/ws')).toBe(true);
+    expect(isWithin('/srv', '/srv/ws')).toBe(false);
+  });
+});
+
+describe('environment', () => {
+  it('defaults to PATH, LANG, LC_ALL and TERM only', () => {
+    expect(Object.keys(defaultCommandEnvironment()).sort()).toEqual(['LANG', 'LC_ALL', 'PATH', 'TERM']);
+  });
+
+  it('gives bubblewrap itself only PATH', () => {
+    expect(launcherEnvironment({ PATH: '/opt/bin:/usr/bin', API_TOKEN: 'x' })).toEqual({ PATH: '/opt/bin:/usr/bin' });
+    expect(Object.keys(launcherEnvironment({}))).toEqual(['PATH']);
+  });
+
+  it('encodes --setenv arguments NUL-terminated', () => {
+    expect(encodeEnvironmentArguments({ A: '1', B: 'two words' })?.toString('utf8'))
+      .toBe(['--setenv', 'A', '1', '--setenv', 'B', 'two words', ''].join('\0'));
+    expect(encodeEnvironmentArguments({})).toBeUndefined();
+  });
+
+  it('refuses names with = or NUL and values with NUL', () => {
+    expect(() => checkEnvironment({ 'A=B': 'x' })).toThrow(IsolationOptionsError);
+    expect(() => checkEnvironment({ '': 'x' })).toThrow(IsolationOptionsError);
+    expect(() => checkEnvironment({ A: 'x\0--bind' })).toThrow(IsolationOptionsError);
+    expect(checkEnvironment({ A: 'a=b' })).toEqual({ A: 'a=b' });
+  });
+});
+
+describe('locatePidsCgroup', () => {
+  const mountInfo = [
+    '30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755',
+    '38 30 0:35 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids',
+    '40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw',
+  ].join('\n');
+
+  it('prefers a v1 pids hierarchy and joins the mount point with the cgroup path', () => {
+    const cgroups = '8:pids:/user.slice/session-2.scope\n0::/user.slice/session-2.scope\n';
+    expect(locatePidsCgroup(cgroups, mountInfo)).toEqual({
+      version: 1,
+      folder: '/sys/fs/cgroup/pids/user.slice/session-2.scope',
+    });
+  });
+
+  it('uses the unified hierarchy when no v1 hierarchy has pids', () => {
+    const unifiedOnly = '25 22 0:24 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate';
+    expect(locatePidsCgroup('0::/system.slice/ci.service\n', unifiedOnly)).toEqual({
+      version: 2,
+      folder: '/sys/fs/cgroup/system.slice/ci.service',
+    });
+  });
+
+  it('accounts for a mount whose root is a sub-cgroup, and escaped mount points', () => {
+    const nested = '41 30 0:35 /docker/abc /sys/fs/cgroup/my\\040pids rw - cgroup cgroup rw,pids';
+    expect(locatePidsCgroup('5:pids:/docker/abc/inner\n', nested)).toEqual({
+      version: 1,
+      folder: '/sys/fs/cgroup/my pids/inner',
+    });
+    expect(locatePidsCgroup('5:pids:/other\n', nested)).toBeUndefined();
+  });
+
+  it('finds nothing without a cgroup mount', () => {
+    expect(locatePidsCgroup('0::/\n', '22 1 0:21 / /sys rw - sysfs sysfs rw')).toBeUndefined();
+  });
+});
