@@ -35,6 +35,14 @@ export const clawConfigSchema = z
     contextWindowTokens: positiveInt,
     approval: z.enum(['ask', 'allow', 'deny']),
     prices: z.record(z.string().min(1), modelPriceSchema),
+    /** Bash isolation (SBX-4): `required` refuses to run bash without it. */
+    sandbox: z
+      .object({
+        isolation: z.enum(['auto', 'required', 'off']),
+        allowNetwork: z.boolean(),
+      })
+      .partial()
+      .strict(),
   })
   .partial()
   .strict();

@@ -3,10 +3,12 @@ import { ClawError, parseClawConfig } from '../src/index.js';
 
 describe('parseClawConfig', () => {
   it('accepts a partial config', () => {
-    expect(parseClawConfig({ model: 'gpt-4.1-mini', maxTurns: 5 }, 'config.json')).toEqual({
+    expect(parseClawConfig({ model: 'gpt-4.1-mini', maxTurns: 5, sandbox: { isolation: 'required' } }, 'config.json')).toEqual({
       model: 'gpt-4.1-mini',
       maxTurns: 5,
+      sandbox: { isolation: 'required' },
     });
+    expect(() => parseClawConfig({ sandbox: { isolation: 'maybe' } }, 'c.json')).toThrow(/"sandbox.isolation"/);
   });
 
   it('names the file and every bad or unknown key', () => {

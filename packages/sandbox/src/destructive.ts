@@ -62,7 +62,19 @@ function isForkBomb(script: string): boolean {
     .replace(/'[^']*'|"(?:\\.|[^"\\])*"/g, '""')
     .replace(/\s+/g, '')
     .toLowerCase();
-  return /([a-z_:][\w:.-]*)\(\)\{\1\|\1&;?\};?\1/.test(bare);
+  // `name(){ name|name& };name`, found by looking only where a function body starts, so the check
+  // stays linear however long the text (a backtracking pattern over all of it took seconds).
+  for (let start = bare.indexOf('(){'); start !== -1; start = bare.indexOf('(){', start + 3)) {
+    const name = /[a-z_:][\w:.-]{0,63}$/.exec(bare.slice(Math.max(0, start - 64), start))?.[0];
+    if (name === undefined || !bare.startsWith(`${name}|${name}&`, start + 3)) continue;
+    let position = start + 3 + 2 * name.length + 2;
+    if (bare[position] === ';') position += 1;
+    if (bare[position] !== '}') continue;
+    position += 1;
+    if (bare[position] === ';') position += 1;
+    if (bare.startsWith(name, position)) return true;
+  }
+  return false;
 }
 
 function lower(word: Word): string {
