@@ -1,4 +1,4 @@
-import type { Message, Usage } from './messages.js';
+import type { Message, ToolCall, Usage } from './messages.js';
 
 /**
  * The conversation a run works on. The engine reads the history, appends to it, and records
@@ -21,6 +21,19 @@ export interface AgentSession {
   usage(): Usage;
   /** Cost over the session's life (kept across `/clear`). */
   cost(): CostTotals;
+  /**
+   * Called by the engine before each run (ENG-10): a persistent session repairs tool calls left
+   * without an Observation by an earlier, interrupted run (SES-7), so the model never sees them
+   * unpaired. Optional.
+   */
+  beforeRun?(): Promise<void>;
+  /**
+   * The tool journal (SES-8): called right before a tool's `execute` starts, and after it ended
+   * (however it ended). A durable session writes the first before the tool runs, so that after a
+   * crash it can tell "never started" from "started, outcome unknown". Optional.
+   */
+  toolStarted?(call: ToolCall): Promise<void>;
+  toolFinished?(toolCallId: string): Promise<void>;
 }
 
 /** Money spent so far: the priced part, and how many calls could not be priced. */

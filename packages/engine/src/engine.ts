@@ -346,6 +346,8 @@ export class Engine {
   private async loop(prompt: string, setup: LoopSetup, state: LoopState): Promise<RunStatus> {
     const { session, signal, reporter } = setup;
     throwIfAborted(signal);
+    // Unpaired calls of an interrupted earlier run are repaired before anything is sent (ENG-10).
+    await session.beforeRun?.();
     await appendAndReport(session, reporter, [{ role: 'user', content: prompt }]);
     for (let turn = 1; turn <= setup.maxTurns; turn += 1) {
       throwIfAborted(signal);
@@ -444,6 +446,7 @@ export class Engine {
         signal,
         stopSignal: budget.stopSignal,
         reporter,
+        journal: session,
         concurrency: this.options.toolConcurrency ?? defaultToolConcurrency,
         toolClock: budget.toolClock,
         tracer: this.tracer,

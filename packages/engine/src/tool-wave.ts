@@ -1,5 +1,6 @@
 import {
   errorMessage,
+  type AgentSession,
   type ApprovalGate,
   type Tool,
   type ToolCall,
@@ -24,6 +25,8 @@ export interface ToolWaveOptions {
   /** Aborted (with a budget error) when the run's tool time is used up: stops the wave too. */
   stopSignal?: AbortSignal;
   reporter: SafeReporter;
+  /** The session's tool journal (SES-8), when it keeps one. */
+  journal?: Pick<AgentSession, 'toolStarted' | 'toolFinished'>;
   concurrency: number;
   /** Times `execute` only (not approval), counting parallel calls once. */
   toolClock: ActivityClock;
@@ -173,6 +176,9 @@ async function executeCall(
 
   options.toolClock.begin();
   try {
+    // The intent is on record before the tool can have any effect (SES-8); if it cannot be
+    // recorded, the tool does not run.
+    await options.journal?.toolStarted?.(call);
     const result = normalizeResult(
       await tool.execute(parsed.value, { signal, workDir: options.workDir }),
     );
@@ -196,6 +202,7 @@ async function executeCall(
     );
   } finally {
     options.toolClock.end();
+    await options.journal?.toolFinished?.(call.id);
   }
 }
 

@@ -252,3 +252,34 @@ describe('Engine.run: parallel tool waves (ENG-2)', () => {
     );
   });
 });
+
+describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
+  it('calls beforeRun first, and records each tool\'s start before it runs and its end after', async () => {
+    const log: string[] = [];
+    const session = newSession();
+    Object.assign(session, {
+      beforeRun: async () => void log.push(`beforeRun (history ${session.history().length})`),
+      toolStarted: async (call: { id: string }) => void log.push(`started ${call.id}`),
+      toolFinished: async (id: string) => void log.push(`finished ${id}`),
+    });
+    const effects: string[] = [];
+    const tool = recordTool(effects);
+    const observed = { ...tool, execute: async (args: unknown, context: Parameters<typeof tool.execute>[1]) => {
+      log.push('executing');
+      return tool.execute(args, context);
+    } };
+    const provider = new ScriptedProvider([{ toolCalls: [{ id: 'c1', name: 'record', arguments: { text: 'x' } }] }, { text: 'done' }]);
+    await new Engine({ provider, gate: new AllowAllGate(), tools: [observed] }).run('go', { session });
+    expect(log).toEqual(['beforeRun (history 0)', 'started c1', 'executing', 'finished c1']);
+  });
+
+  it('a tool whose start cannot be recorded does not run', async () => {
+    const session = newSession();
+    Object.assign(session, { toolStarted: async () => Promise.reject(new Error('disk full')) });
+    const effects: string[] = [];
+    const provider = new ScriptedProvider([{ toolCalls: [{ id: 'c1', name: 'record', arguments: { text: 'x' } }] }, { text: 'done' }]);
+    await new Engine({ provider, gate: new AllowAllGate(), tools: [recordTool(effects)] }).run('go', { session });
+    expect(effects).toEqual([]);
+    expect(session.history()[2]?.content).toMatch(/^Error: record failed: disk full/);
+  });
+});
