@@ -1,2 +1,23 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export { RuntimeBusyError, RuntimeClosedError, UnknownRuntimeError } from './errors.js';
+export { Task, type TaskStatus } from './task.js';
+export { Runtime, type RuntimeOptions } from './runtime.js';
+export { RuntimeManager } from './manager.js';
+export {
+  RuntimeFactory,
+  type CreateRuntimeOptions,
+  type RuntimeFactoryOptions,
+  type SessionSource,
+} from './factory.js';
+export {
+  commandEnvironment,
+  commandEnvironmentNames,
+  configPath,
+  defaultSettings,
+  readConfigFile,
+  resolveSettings,
+  type ApprovalMode,
+  type ResolveSettingsOptions,
+  type SettingOverrides,
+  type Settings,
+} from './settings.js';
+export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

@@ -1,0 +1,155 @@
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClawError } from '@claw/core';
+import { PendingApprovals, staticHandler } from '@claw/approval';
+import { plainCommandSpawner } from '@claw/sandbox';
+import { ScriptedProvider } from '@claw/testing';
+import { FakeOpenAIServer } from '@claw/testing/node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  RuntimeBusyError,
+  RuntimeFactory,
+  RuntimeManager,
+  UnknownRuntimeError,
+  createFileTracing,
+  defaultSettings,
+  type Settings,
+} from '../src/index.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+
+const settings = (overrides: Partial<Settings> = {}): Settings => ({
+  ...defaultSettings,
+  apiKey: undefined,
+  baseUrl: undefined,
+  approval: 'allow',
+  ...overrides,
+});
+
+describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
+  let workDir: string;
+  let factory: RuntimeFactory | undefined;
+  let server: FakeOpenAIServer | undefined;
+  beforeEach(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'claw-runtime-'));
+  });
+  afterEach(async () => {
+    await factory?.close();
+    factory = undefined;
+    await server?.close();
+    server = undefined;
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('refuses to build the OpenAI provider without a key, naming the variable', () => {
+    let caught: unknown;
+    try {
+      new RuntimeFactory({ settings: settings() });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ClawError);
+    expect((caught as ClawError).code).toBe('config_missing');
+    expect((caught as Error).message).toMatch(/^OPENAI_API_KEY is not set/);
+  });
+
+  it('start returns a task at once; one task at a time; wait gives the result', async () => {
+    const provider = new ScriptedProvider([{ text: 'hello', delayMs: 50 }, { text: 'again' }]);
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('deny') });
+    const task = runtime.start('hi');
+    expect(task.status).toBe('running');
+    expect(runtime.activeTask).toBe(task);
+    expect(() => runtime.start('again')).toThrow(RuntimeBusyError);
+    const result = await task.wait();
+    expect(result).toMatchObject({ status: 'completed', finalText: 'hello' });
+    expect(task.status).toBe('completed');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runtime.activeTask).toBeUndefined();
+    expect((await runtime.start('again').wait()).finalText).toBe('again');
+    expect(runtime.session.history()).toHaveLength(4);
+  });
+
+  it('cancel and destroy stop the running task; unknown ids are typed errors', async () => {
+    const provider = new ScriptedProvider([{ text: 'slow', delayMs: 60_000 }, { text: 'slow', delayMs: 60_000 }]);
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
+    const manager = new RuntimeManager();
+    const runtime = await factory.createRuntime({ id: 'tcp-channel-session-1', workDir, approvalHandler: staticHandler('deny') });
+    manager.add(runtime);
+    const first = runtime.start('one');
+    first.cancel();
+    expect((await first.wait()).status).toBe('canceled');
+    const second = runtime.start('two');
+    await manager.destroy('tcp-channel-session-1');
+    expect((await second.wait()).status).toBe('canceled');
+    expect(() => manager.get('tcp-channel-session-1')).toThrow(UnknownRuntimeError);
+    await expect(manager.destroy('nope')).rejects.toBeInstanceOf(UnknownRuntimeError);
+    expect(() => runtime.start('three')).toThrow(/closed/);
+  });
+
+  it('builds the whole stack: OpenAI provider with retries (429 then success), tools, approval, audit', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { fault: { type: 'status', status: 429, headers: { 'retry-after-ms': '10' } } },
+        { toolCalls: [{ id: 'w', name: 'write_file', arguments: JSON.stringify({ path: 'hello.txt', content: 'hi' }) }] },
+        { text: 'wrote it' },
+      ],
+    });
+    factory = new RuntimeFactory({
+      settings: settings({ apiKey: 'test-key', baseUrl: server.baseURL, model: 'fake-model' }),
+      spawner: plainCommandSpawner(),
+    });
+    const asked: string[] = [];
+    const approvals = new PendingApprovals({
+      onRequest: (prompt) => {
+        asked.push(prompt.toolName);
+        setTimeout(() => approvals.respond(prompt.requestId, 'allow_once'), 1);
+      },
+    });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: approvals, approval: 'ask' });
+    const result = await runtime.start('write hello').wait();
+    expect(result).toMatchObject({ status: 'completed', finalText: 'wrote it' });
+    expect(server.requests).toHaveLength(3);
+    expect(asked).toEqual(['write_file']);
+    expect(await readFile(join(workDir, 'hello.txt'), 'utf8')).toBe('hi');
+    const audit = await readFile(join(workDir, '.claw/audit.jsonl'), 'utf8');
+    expect(audit).toContain('"decision":"allow_once"');
+    // The model saw the tools, subagents included.
+    const tools = (server.requests[1]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((tool) => tool.function.name);
+    expect(tools).toEqual(['read_file', 'write_file', 'edit_file', 'bash', 'spawn_subagent']);
+  });
+
+  it('runtimes of one workspace share one grant store: a session grant made in one is on disk for all', async () => {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'x' } }] },
+      { text: 'done' },
+    ]);
+    factory = new RuntimeFactory({ settings: settings({ approval: 'ask' }), provider, spawner: plainCommandSpawner() });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_session'), sessionId: 's1' });
+    await runtime.start('write').wait();
+    const grants = JSON.parse(await readFile(join(workDir, '.claw/grants.json'), 'utf8')) as { grants: Array<{ sessionId: string }> };
+    expect(grants.grants.map((grant) => grant.sessionId)).toEqual(['s1']);
+  });
+
+  it('writes OTLP JSON traces with the run\'s figures to .claw/traces', async () => {
+    const tracing = createFileTracing({ workDir });
+    const provider = new ScriptedProvider([{ text: 'traced', usage: { promptTokens: 12, completionTokens: 3 } }]);
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner(), tracer: tracing.tracer });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('deny') });
+    await runtime.start('go').wait();
+    await tracing.shutdown();
+    const files = await readdir(join(workDir, '.claw/traces'));
+    expect(files).toHaveLength(1);
+    const lines = (await readFile(join(workDir, '.claw/traces', files[0] ?? ''), 'utf8')).trim().split('\n');
+    const spans = lines.flatMap((line) => {
+      const request = JSON.parse(line) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ key: string; value: Record<string, unknown> }> }> }> }> };
+      return request.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
+    });
+    const run = spans.find((span) => span.name === 'Agent.Run');
+    expect(run).toBeDefined();
+    const attribute = (key: string) => run?.attributes.find((entry) => entry.key === key)?.value;
+    expect(attribute('prompt_tokens')).toEqual({ intValue: 12 });
+    expect(attribute('completion_tokens')).toEqual({ intValue: 3 });
+    expect(spans.map((span) => span.name)).toContain('Thinking');
+  });
+});
