@@ -131,7 +131,7 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
   };
 }
 
-/** Names of the environment variables commands may see (everything else, secrets included, never). */
+/** The environment variables bash commands may see; no other (no secret) ever reaches them. */
 export const commandEnvironmentNames = [
   'PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TERM', 'USER', 'LOGNAME', 'SHELL', 'TZ', 'TMPDIR',
 ] as const;

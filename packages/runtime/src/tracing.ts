@@ -41,7 +41,8 @@ export class OtlpJsonFileExporter implements SpanExporter {
         });
       })
       .catch((error: unknown) => {
-        resultCallback({ code: 1, error: error instanceof Error ? error : new Error(String(error)) });
+        const failure = error instanceof Error ? error : new Error(String(error));
+        resultCallback({ code: 1, error: failure });
       });
   }
 

@@ -18,6 +18,11 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
+interface OtlpSpan {
+  name: string;
+  attributes: Array<{ key: string; value: Record<string, unknown> }>;
+}
+
 const settings = (overrides: Partial<Settings> = {}): Settings => ({
   ...defaultSettings,
   apiKey: undefined,
@@ -115,7 +120,8 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     const audit = await readFile(join(workDir, '.claw/audit.jsonl'), 'utf8');
     expect(audit).toContain('"decision":"allow_once"');
     // The model saw the tools, subagents included.
-    const tools = (server.requests[1]?.body as { tools: Array<{ function: { name: string } }> }).tools.map((tool) => tool.function.name);
+    const body = server.requests[1]?.body as { tools: Array<{ function: { name: string } }> };
+    const tools = body.tools.map((tool) => tool.function.name);
     expect(tools).toEqual(['read_file', 'write_file', 'edit_file', 'bash', 'spawn_subagent']);
   });
 
@@ -134,7 +140,8 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
   it('writes OTLP JSON traces with the run\'s figures to .claw/traces', async () => {
     const tracing = createFileTracing({ workDir });
     const provider = new ScriptedProvider([{ text: 'traced', usage: { promptTokens: 12, completionTokens: 3 } }]);
-    factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner(), tracer: tracing.tracer });
+    const spawner = plainCommandSpawner();
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner, tracer: tracing.tracer });
     const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('deny') });
     await runtime.start('go').wait();
     await tracing.shutdown();
@@ -142,7 +149,7 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     expect(files).toHaveLength(1);
     const lines = (await readFile(join(workDir, '.claw/traces', files[0] ?? ''), 'utf8')).trim().split('\n');
     const spans = lines.flatMap((line) => {
-      const request = JSON.parse(line) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string; attributes: Array<{ key: string; value: Record<string, unknown> }> }> }> }> };
+      const request = JSON.parse(line) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
       return request.resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans));
     });
     const run = spans.find((span) => span.name === 'Agent.Run');
