@@ -4,7 +4,10 @@
 // own.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import { Engine, createReadFileTool } from '@claw/engine';
+import { createFileTracing } from '@claw/runtime';
 import { OpenAIProvider } from '@claw/provider';
 import { MemorySession } from '@claw/session-store';
 import { AllowAllGate } from '@claw/testing';
@@ -17,8 +20,15 @@ const prompt = 'Read the four files, again and again.';
 
 const readFileDefinition = createReadFileTool().definition;
 
+// With tracing on, spans go to an OTLP JSON file through the batching exporter, as in the apps.
+const traceDir = implementation === 'engine-traced'
+  ? await mkdtemp(path.join(os.tmpdir(), 'claw-bench-traces-'))
+  : undefined;
+const tracing = traceDir === undefined ? undefined : createFileTracing({ workDir: traceDir });
+
 async function runEngine(turnStarts) {
   const engine = new Engine({
+    ...(tracing === undefined ? {} : { tracer: tracing.tracer }),
     provider: new OpenAIProvider({ apiKey: 'bench', model, baseURL }),
     gate: new AllowAllGate(),
     tools: [createReadFileTool()],
@@ -66,7 +76,7 @@ async function runBare(turnStarts) {
   }
 }
 
-const run = implementation === 'engine' ? runEngine : runBare;
+const run = implementation === 'bare' ? runBare : runEngine;
 await run([]); // warm-up: JIT, connection pool
 const turnTimes = [];
 const cpuBefore = process.cpuUsage();
@@ -78,7 +88,9 @@ for (let index = 0; index < measuredRuns; index += 1) {
     turnTimes.push(turnStarts[turn] - turnStarts[turn - 1]);
   }
 }
+await tracing?.shutdown();
 const cpu = process.cpuUsage(cpuBefore);
+if (traceDir !== undefined) await rm(traceDir, { recursive: true, force: true });
 process.stdout.write(
   `${JSON.stringify({
     implementation,

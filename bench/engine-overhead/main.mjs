@@ -43,10 +43,11 @@ const server = await FakeOpenAIServer.start({
 });
 
 const child = path.join(import.meta.dirname, 'child.mjs');
-const results = { bare: [], engine: [] };
+const results = { bare: [], engine: [], 'engine-traced': [] };
 try {
   for (let pair = 0; pair < pairs; pair += 1) {
-    const order = pair % 2 === 0 ? ['bare', 'engine'] : ['engine', 'bare'];
+    const names = Object.keys(results);
+    const order = pair % 2 === 0 ? names : [...names].reverse();
     for (const implementation of order) {
       const args = [child, implementation, server.baseURL, workDir, String(runsPerProcess)];
       const { stdout } = await run(process.execPath, args);
@@ -85,15 +86,22 @@ const format = (value, unit) => `${value.toFixed(unit === 'MB' ? 1 : 3)} ${unit}
 console.log(`engine-overhead: ${turns} turns × ${callsPerTurn} parallel read_file, fake server, zero model latency`);
 console.log(`${pairs} process pairs, ${runsPerProcess} measured runs each (after a warm-up run)\n`);
 console.log(`${''.padEnd(22)}${'turn median'.padStart(12)}${'turn p95'.padStart(12)}${'CPU / run'.padStart(12)}${'peak RSS'.padStart(12)}`);
-for (const [name, label] of [['bare', 'bare openai loop'], ['engine', 'claw engine']]) {
+for (const [name, label] of [
+  ['bare', 'bare openai loop'],
+  ['engine', 'claw engine'],
+  ['engine-traced', 'claw engine, traced'],
+]) {
   const row = summary[name];
   console.log(
     `${label.padEnd(22)}${format(row.medianMs, 'ms')}${format(row.p95Ms, 'ms')}${format(row.cpuMsPerRun, 'ms')}${format(row.peakRssMb, 'MB')}`,
   );
 }
+const ratioRow = (label, top, bottom) => {
+  const ratio = (key) => `${(summary[top][key] / summary[bottom][key]).toFixed(3)}x`.padStart(12);
+  console.log(`${label.padEnd(22)}${ratio('medianMs')}${ratio('p95Ms')}${ratio('cpuMsPerRun')}${ratio('peakRssMb')}`);
+};
+ratioRow('engine / bare', 'engine', 'bare');
+ratioRow('traced / untraced', 'engine-traced', 'engine');
 const ratio = (key) => summary.engine[key] / summary.bare[key];
-console.log(
-  `${'ratio engine / bare'.padEnd(22)}${`${ratio('medianMs').toFixed(3)}x`.padStart(12)}${`${ratio('p95Ms').toFixed(3)}x`.padStart(12)}${`${ratio('cpuMsPerRun').toFixed(3)}x`.padStart(12)}${`${ratio('peakRssMb').toFixed(3)}x`.padStart(12)}`,
-);
 const verdict = ratio('medianMs') <= target ? 'meets' : 'MISSES';
 console.log(`\nper-turn median ratio ${ratio('medianMs').toFixed(3)}x ${verdict} the target of ≤ ${target}x`);
