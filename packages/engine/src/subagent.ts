@@ -1,12 +1,5 @@
-import {
-  addCost,
-  addUsage,
-  emptyUsage,
-  type AgentSession,
-  type CostTotals,
-  type Message,
-  type Usage,
-} from '@claw/core';
+import type { AgentSession, Usage } from '@claw/core';
+import { MemorySession } from '@claw/session-store';
 import { z } from 'zod';
 
 export const spawnSubagentToolName = 'spawn_subagent';
@@ -30,40 +23,13 @@ export const spawnSubagentDescription =
  * but the parent session's id and workspace (so approvals granted for the session apply), and its
  * tokens and cost recorded into the parent session too (ENG-9).
  */
-export class SubagentSession implements AgentSession {
-  private readonly messages: Message[] = [];
-  private totals: Usage = { ...emptyUsage };
-  private spent: CostTotals = { usd: 0, unpricedCalls: 0 };
-
-  constructor(private readonly parent: AgentSession) {}
-
-  get id(): string {
-    return this.parent.id;
+export class SubagentSession extends MemorySession {
+  constructor(private readonly parent: AgentSession) {
+    super({ id: parent.id, workDir: parent.workDir });
   }
 
-  get workDir(): string {
-    return this.parent.workDir;
-  }
-
-  history(): readonly Message[] {
-    return this.messages;
-  }
-
-  async append(...messages: Message[]): Promise<void> {
-    this.messages.push(...messages);
-  }
-
-  async recordUsage(usage: Usage, costUsd?: number): Promise<void> {
-    this.totals = addUsage(this.totals, usage);
-    this.spent = addCost(this.spent, costUsd);
+  override async recordUsage(usage: Usage, costUsd?: number): Promise<void> {
+    await super.recordUsage(usage, costUsd);
     await this.parent.recordUsage(usage, costUsd);
-  }
-
-  usage(): Usage {
-    return { ...this.totals };
-  }
-
-  cost(): CostTotals {
-    return { ...this.spent };
   }
 }
