@@ -3,7 +3,7 @@ import { errorMessage } from '@claw/core';
 import type { AuditEntry, AuditLog } from './audit.js';
 import { AuditLogError } from './errors.js';
 import { nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
-import { SerialQueue } from './serial-queue.js';
+import { SerialQueue } from '@claw/core';
 
 /** Options of {@link FileAuditLog}. */
 export interface FileAuditLogOptions {

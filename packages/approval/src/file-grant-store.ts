@@ -5,7 +5,7 @@ import { GrantStoreError } from './errors.js';
 import { errnoCode, nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
 import { isGrantExpired, type Grant, type GrantStore } from './grant.js';
 import { parseGrantFile, serializeGrantFile } from './grant-file.js';
-import { SerialQueue } from './serial-queue.js';
+import { SerialQueue } from '@claw/core';
 
 /** Options of {@link FileGrantStore}. */
 export interface FileGrantStoreOptions {

@@ -6,7 +6,7 @@ export {
   hasErrorCode,
   throwIfAborted,
 } from './errors.js';
-export { linkAbortSignal, sleep } from './async.js';
+export { SerialQueue, linkAbortSignal, sleep } from './async.js';
 export {
   addUsage,
   emptyUsage,

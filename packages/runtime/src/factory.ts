@@ -15,7 +15,8 @@ import {
 import { Engine, builtinTools } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
-import { MemorySession } from '@claw/session-store';
+import { FileSessionManager, type PersistentSession } from '@claw/session-store';
+import path from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { RuntimeClosedError } from './errors.js';
 import { Runtime } from './runtime.js';
@@ -39,7 +40,7 @@ export interface RuntimeFactoryOptions {
   tools?: readonly Tool[];
   /** Where spans go (e.g. `createFileTracing(...).tracer`); default: the global tracer provider. */
   tracer?: Tracer;
-  /** Where sessions live. Default: in memory. */
+  /** Where sessions live. Default: on disk, under each workspace's `.claw/sessions/`. */
   sessions?: SessionSource;
   /** Give subagents to the model (`spawn_subagent`). Default true. */
   subagents?: boolean;
@@ -61,17 +62,26 @@ export interface CreateRuntimeOptions {
   approval?: Settings['approval'];
 }
 
-class MemorySessions implements SessionSource {
-  private readonly sessions = new Map<string, MemorySession>();
+/**
+ * Sessions on disk under each workspace's `.claw/sessions/` (SES-2, SES-6): one
+ * `FileSessionManager` per workspace, made when first needed.
+ */
+export class WorkspaceSessions implements SessionSource {
+  private readonly managers = new Map<string, FileSessionManager>();
 
-  async getOrCreate(id: string, options: { workDir: string }): Promise<AgentSession> {
-    const key = `${options.workDir}\0${id}`;
-    let session = this.sessions.get(key);
-    if (session === undefined) {
-      session = new MemorySession({ id, workDir: options.workDir });
-      this.sessions.set(key, session);
+  manager(workDir: string): FileSessionManager {
+    const root = path.resolve(workDir);
+    let manager = this.managers.get(root);
+    if (manager === undefined) {
+      manager = new FileSessionManager({ workDir: root });
+      this.managers.set(root, manager);
     }
-    return session;
+    return manager;
+  }
+
+  getOrCreate(id: string, options: { workDir: string }): Promise<PersistentSession> {
+    const workDir = path.resolve(options.workDir);
+    return this.manager(workDir).getOrCreate(id, { workDir });
   }
 }
 
@@ -99,7 +109,7 @@ export class RuntimeFactory {
     this.options = options;
     this.settings = options.settings;
     this.provider = options.provider ?? createOpenAIProvider(options.settings);
-    this.sessions = options.sessions ?? new MemorySessions();
+    this.sessions = options.sessions ?? new WorkspaceSessions();
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
   }
 

@@ -7,6 +7,7 @@ export {
   type CreateRuntimeOptions,
   type RuntimeFactoryOptions,
   type SessionSource,
+  WorkspaceSessions,
 } from './factory.js';
 export {
   commandEnvironment,

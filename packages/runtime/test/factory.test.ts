@@ -160,3 +160,28 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     expect(spans.map((span) => span.name)).toContain('Thinking');
   });
 });
+
+describe('sessions through the factory (SES-6, ENG-10)', () => {
+  let workDir: string;
+  beforeEach(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'claw-runtime-sessions-'));
+  });
+  afterEach(async () => {
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('keeps sessions on disk by default: a new factory resumes the conversation', async () => {
+    const first = new RuntimeFactory({ settings: settings(), provider: new ScriptedProvider([{ text: 'one' }]), spawner: plainCommandSpawner() });
+    const runtime = await first.createRuntime({ workDir, sessionId: 'work', approvalHandler: staticHandler('deny') });
+    await runtime.start('first task').wait();
+    await first.close();
+    expect(await readdir(join(workDir, '.claw/sessions'))).toEqual(['work.jsonl']);
+
+    const provider = new ScriptedProvider([{ text: 'two' }]);
+    const second = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
+    const resumed = await second.createRuntime({ workDir, sessionId: 'work', approvalHandler: staticHandler('deny') });
+    await resumed.start('second task').wait();
+    await second.close();
+    expect(provider.calls[0]?.request.messages.map((message) => message.content)).toEqual(['first task', 'one', 'second task']);
+  });
+});

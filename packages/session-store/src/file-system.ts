@@ -1,0 +1,43 @@
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+
+/** The part of an open file the store uses. */
+export interface SessionFileHandle {
+  writeFile(data: string, encoding: 'utf8'): Promise<void>;
+  /** Flushes the file's data to the disk (fsync). */
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file operations `FileSessionManager` uses, so that tests (and unusual hosts) can put their
+ * own underneath. The default is Node's `fs/promises`. Failures must reject with Node-style
+ * errors (`code: 'ENOENT'` for a missing file).
+ */
+export interface SessionFileSystem {
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  readdir(path: string): Promise<string[]>;
+  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
+  /**
+   * Opens a file. The store passes `'wx'` (create, fail if it exists) for new files, the numeric
+   * `O_WRONLY | O_APPEND` (no create) to append, and `'r'` to fsync a folder.
+   */
+  open(path: string, flags: string | number, mode?: number): Promise<SessionFileHandle>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+}
+
+/** `SessionFileSystem` on Node's `fs/promises`. */
+export const nodeSessionFileSystem: SessionFileSystem = {
+  readFile: (path, encoding) => readFile(path, encoding),
+  readdir: (path) => readdir(path),
+  mkdir: (path, options) => mkdir(path, options),
+  open: (path, flags, mode) => open(path, flags, mode),
+  rename: (from, to) => rename(from, to),
+  unlink: (path) => unlink(path),
+};
+
+/** The `code` of a Node file-system error, if it has one. */
+export function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,157 @@
+import type { Message, ToolCall, ToolMessage } from '@claw/core';
+
+/** Observation text for an interrupted call when no tool journal tells more (SES-7). */
+export const toolCallIncompleteText = 'tool call incomplete (previous run was interrupted)';
+
+/** Observation text for an interrupted call whose start was never recorded (SES-8). */
+export const toolCallNeverStartedText =
+  'tool call never started (the previous run was interrupted before it ran)';
+
+/** Observation text for an interrupted call that started and never reported its end (SES-8). */
+export const toolCallStartedText =
+  'tool call started, outcome unknown (the process stopped while it ran; check before repeating it)';
+
+/**
+ * Observation text for an interrupted call that ended, but whose Observation was lost before it
+ * was saved (the process stopped between the tool's end and the end of its wave) (SES-8).
+ */
+export const toolCallUnrecordedText =
+  'tool call finished, but its result was not saved (the process stopped before it was recorded; check before repeating it)';
+
+/**
+ * What is known about a tool call left without an Observation:
+ * - `incomplete`: nothing (the session has no tool journal, e.g. an older session);
+ * - `never_started`: the journal has no start for it, so the tool did not run;
+ * - `started`: it started and never reported its end; its effects are unknown;
+ * - `finished_unrecorded`: it ended, but its result was lost.
+ */
+export type InterruptedCallState = 'incomplete' | 'never_started' | 'started' | 'finished_unrecorded';
+
+/** The tool journal as repair reads it: which calls were recorded as started and as finished. */
+export interface ToolJournalView {
+  readonly started: ReadonlySet<string>;
+  readonly finished: ReadonlySet<string>;
+}
+
+/** One call that got an Observation from repair. */
+export interface RepairedCall {
+  readonly call: ToolCall;
+  readonly state: InterruptedCallState;
+  /** The inserted Observation (an error Observation with the text for `state`). */
+  readonly observation: ToolMessage;
+  /** Where the Observation sits in the repaired history. */
+  readonly index: number;
+}
+
+/** The outcome of {@link repairHistory}. */
+export interface HistoryRepair {
+  /** The repaired history: the very array passed in when no call was missing its Observation. */
+  readonly history: readonly Message[];
+  /** The calls that got an Observation, oldest first and in call order within a message. */
+  readonly repaired: readonly RepairedCall[];
+}
+
+const texts: Readonly<Record<InterruptedCallState, string>> = {
+  incomplete: toolCallIncompleteText,
+  never_started: toolCallNeverStartedText,
+  started: toolCallStartedText,
+  finished_unrecorded: toolCallUnrecordedText,
+};
+
+const labels: Readonly<Record<InterruptedCallState, string>> = {
+  incomplete: 'incomplete (previous run was interrupted)',
+  never_started: 'never started',
+  started: 'started, outcome unknown',
+  finished_unrecorded: 'finished, result not saved',
+};
+
+/** The Observation repair inserts for a call in this state. */
+export function interruptedObservation(
+  toolCallId: string,
+  state: InterruptedCallState,
+): ToolMessage {
+  return { role: 'tool', toolCallId, content: texts[state], isError: true };
+}
+
+function stateOf(id: string, journal: ToolJournalView | undefined): InterruptedCallState {
+  if (journal === undefined) return 'incomplete';
+  // A finish without a start means the start could not be recorded, and then the tool never ran.
+  if (!journal.started.has(id)) return 'never_started';
+  return journal.finished.has(id) ? 'finished_unrecorded' : 'started';
+}
+
+interface Gap {
+  /** Index in the original history before which the Observations go. */
+  before: number;
+  calls: ToolCall[];
+}
+
+/**
+ * Finds the calls without an Observation. A call's Observation is looked for between its assistant
+ * message and the next assistant message (ids may repeat across turns); missing ones go after the
+ * assistant message and the Observations directly following it.
+ */
+function findGaps(history: readonly Message[]): Gap[] {
+  const gaps: Gap[] = [];
+  let index = 0;
+  while (index < history.length) {
+    const message = history[index];
+    index += 1;
+    if (message?.role !== 'assistant' || message.toolCalls === undefined) continue;
+    let end = index;
+    while (end < history.length && history[end]?.role !== 'assistant') end += 1;
+    const answered = new Set<string>();
+    for (let at = index; at < end; at += 1) {
+      const later = history[at];
+      if (later?.role === 'tool') answered.add(later.toolCallId);
+    }
+    let before = index;
+    while (before < end && history[before]?.role === 'tool') before += 1;
+    const missing: ToolCall[] = [];
+    for (const call of message.toolCalls) {
+      if (answered.has(call.id)) continue;
+      answered.add(call.id);
+      missing.push(call);
+    }
+    if (missing.length > 0) gaps.push({ before, calls: missing });
+    index = end;
+  }
+  return gaps;
+}
+
+/**
+ * Orphan repair (SES-7, SES-8): every assistant tool call without an Observation gets one,
+ * inserted directly after that assistant message and its existing Observations (before the next
+ * non-tool message), in call order. The text says what the journal knows (see
+ * {@link InterruptedCallState}); without a journal every such call is `incomplete`. Tools are never
+ * re-executed. Pure: `history` is not changed; when nothing is missing, it is returned as is.
+ */
+export function repairHistory(
+  history: readonly Message[],
+  journal?: ToolJournalView,
+): HistoryRepair {
+  const gaps = findGaps(history);
+  if (gaps.length === 0) return { history, repaired: [] };
+  const repaired: RepairedCall[] = [];
+  const result: Message[] = [];
+  let from = 0;
+  for (const gap of gaps) {
+    for (let at = from; at < gap.before; at += 1) result.push(history[at] as Message);
+    from = gap.before;
+    for (const call of gap.calls) {
+      const state = stateOf(call.id, journal);
+      const observation = interruptedObservation(call.id, state);
+      repaired.push({ call, state, observation, index: result.length });
+      result.push(observation);
+    }
+  }
+  for (let at = from; at < history.length; at += 1) result.push(history[at] as Message);
+  return { history: result, repaired };
+}
+
+/**
+ * One line per repaired call, for a person to read: `bash call_1: started, outcome unknown`.
+ */
+export function describeRepair(repaired: readonly RepairedCall[]): string[] {
+  return repaired.map(({ call, state }) => `${call.name} ${call.id}: ${labels[state]}`);
+}

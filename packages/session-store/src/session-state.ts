@@ -1,0 +1,141 @@
+import {
+  addCost,
+  addUsage,
+  emptyUsage,
+  type CostTotals,
+  type Message,
+  type ToolCall,
+  type ToolMessage,
+  type Usage,
+} from '@claw/core';
+import type { ToolJournalView } from './repair.js';
+
+/** What the tool journal knows about one call (SES-8). */
+export interface JournalEntry {
+  started: boolean;
+  finished: boolean;
+}
+
+/** Everything a session keeps (SES-1), as held in memory and written in a snapshot. */
+export interface SessionState {
+  id: string;
+  workDir: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The number of the last change applied (0 for a new session). */
+  seq: number;
+  messages: Message[];
+  usage: Usage;
+  cost: CostTotals;
+  /** True once any tool start or end was recorded: from then on, no record means "not started". */
+  journalActive: boolean;
+  /** Journal entries of calls that have no Observation yet. */
+  journal: Map<string, JournalEntry>;
+}
+
+/** One Observation inserted by repair, at its index in the repaired history. */
+export interface RepairInsert {
+  index: number;
+  message: ToolMessage;
+}
+
+/** One change to a session: what one log record carries. */
+export type SessionChange =
+  | { type: 'append'; messages: Message[] }
+  | { type: 'usage'; usage: Usage; costUsd?: number }
+  | { type: 'clear' }
+  | { type: 'tool_started'; call: ToolCall }
+  | { type: 'tool_finished'; toolCallId: string }
+  | { type: 'repair'; inserts: RepairInsert[] };
+
+/** A new, empty session. */
+export function newSessionState(options: {
+  id: string;
+  workDir: string;
+  now: string;
+}): SessionState {
+  return {
+    id: options.id,
+    workDir: options.workDir,
+    createdAt: options.now,
+    updatedAt: options.now,
+    seq: 0,
+    messages: [],
+    usage: { ...emptyUsage },
+    cost: { usd: 0, unpricedCalls: 0 },
+    journalActive: false,
+    journal: new Map(),
+  };
+}
+
+/** Thrown by {@link applyChange} when a change does not fit the state (a corrupt log). */
+export class ChangeMismatch extends Error {}
+
+function journalEntry(state: SessionState, id: string): JournalEntry {
+  let entry = state.journal.get(id);
+  if (entry === undefined) {
+    entry = { started: false, finished: false };
+    state.journal.set(id, entry);
+  }
+  return entry;
+}
+
+/**
+ * Applies one change at time `at`. The live session and the log reader both go through here, so
+ * what is reloaded is what was in memory.
+ *
+ * @throws ChangeMismatch when a repair insert points outside the history.
+ */
+export function applyChange(state: SessionState, change: SessionChange, at: string): void {
+  switch (change.type) {
+    case 'append':
+      for (const message of change.messages) {
+        state.messages.push(message);
+        // An Observation closes the call's journal entry (so a provider reusing ids next turn
+        // starts from nothing).
+        if (message.role === 'tool') state.journal.delete(message.toolCallId);
+      }
+      break;
+    case 'usage':
+      state.usage = addUsage(state.usage, change.usage);
+      state.cost = addCost(state.cost, change.costUsd);
+      break;
+    case 'clear':
+      // A new array: a caller still holding the old history keeps what it read.
+      state.messages = [];
+      state.journal.clear();
+      break;
+    case 'tool_started':
+      state.journalActive = true;
+      journalEntry(state, change.call.id).started = true;
+      break;
+    case 'tool_finished':
+      state.journalActive = true;
+      journalEntry(state, change.toolCallId).finished = true;
+      break;
+    case 'repair':
+      for (const insert of change.inserts) {
+        if (insert.index > state.messages.length) {
+          throw new ChangeMismatch(
+            `repair inserts at ${insert.index}, but the history has ${state.messages.length} messages`,
+          );
+        }
+        state.messages.splice(insert.index, 0, insert.message);
+        state.journal.delete(insert.message.toolCallId);
+      }
+      break;
+  }
+  state.updatedAt = at;
+}
+
+/** The journal as repair reads it, or `undefined` when this session never kept one. */
+export function journalView(state: SessionState): ToolJournalView | undefined {
+  if (!state.journalActive) return undefined;
+  const started = new Set<string>();
+  const finished = new Set<string>();
+  for (const [id, entry] of state.journal) {
+    if (entry.started) started.add(id);
+    if (entry.finished) finished.add(id);
+  }
+  return { started, finished };
+}

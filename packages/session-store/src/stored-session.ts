@@ -1,0 +1,191 @@
+import { errorMessage, type CostTotals, type Message, type ToolCall, type Usage } from '@claw/core';
+import { SessionStoreError } from './errors.js';
+import { repairHistory, type RepairedCall } from './repair.js';
+import type { PersistentSession, SessionSummary } from './session-manager.js';
+import {
+  applyChange,
+  journalView,
+  type SessionChange,
+  type SessionState,
+} from './session-state.js';
+import type { SessionWriter } from './session-writer.js';
+
+export interface StoredSessionOptions {
+  state: SessionState;
+  /** Builds the writer once the session exists (it reads the session's state for snapshots). */
+  writer: (state: () => SessionState) => SessionWriter;
+  now: () => Date;
+}
+
+function isCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * The session behind both managers: state in memory, every change handed to a writer (a file, or
+ * nothing) in the order it was made. See {@link PersistentSession}.
+ */
+export class StoredSession implements PersistentSession {
+  private readonly state: SessionState;
+  private readonly writer: SessionWriter;
+  private readonly now: () => Date;
+  private repaired: readonly RepairedCall[] = [];
+  private deleted = false;
+
+  constructor(options: StoredSessionOptions) {
+    this.state = options.state;
+    this.now = options.now;
+    this.writer = options.writer(() => this.state);
+  }
+
+  get id(): string {
+    return this.state.id;
+  }
+
+  get workDir(): string {
+    return this.state.workDir;
+  }
+
+  get createdAt(): string {
+    return this.state.createdAt;
+  }
+
+  get updatedAt(): string {
+    return this.state.updatedAt;
+  }
+
+  history(): readonly Message[] {
+    return this.state.messages;
+  }
+
+  usage(): Usage {
+    return { ...this.state.usage };
+  }
+
+  cost(): CostTotals {
+    return { ...this.state.cost };
+  }
+
+  lastRepair(): readonly RepairedCall[] {
+    return this.repaired;
+  }
+
+  summary(): SessionSummary {
+    return {
+      id: this.state.id,
+      createdAt: this.state.createdAt,
+      updatedAt: this.state.updatedAt,
+      messageCount: this.state.messages.length,
+      usage: this.usage(),
+      cost: this.cost(),
+    };
+  }
+
+  /** Appends in order; no messages: nothing happens. */
+  append(...messages: Message[]): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
+    return this.change({ type: 'append', messages });
+  }
+
+  /**
+   * Adds one model call's tokens and price (`undefined`: an unpriced call).
+   *
+   * @throws SessionStoreError `invalid_usage` for negative or non-finite figures (nothing is
+   * recorded).
+   */
+  recordUsage(usage: Usage, costUsd?: number): Promise<void> {
+    const figures = [usage.promptTokens, usage.completionTokens, usage.totalTokens];
+    if (!figures.every(isCount) || (costUsd !== undefined && !isCount(costUsd))) {
+      return Promise.reject(
+        new SessionStoreError(
+          `Cannot record usage ${JSON.stringify({ ...usage, costUsd })}: token counts and cost ` +
+          'must be finite numbers of zero or more.',
+          { code: 'invalid_usage' },
+        ),
+      );
+    }
+    const copy = {
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      totalTokens: usage.totalTokens,
+    };
+    return this.change(
+      costUsd === undefined ? { type: 'usage', usage: copy } : { type: 'usage', usage: copy, costUsd },
+    );
+  }
+
+  clear(): Promise<void> {
+    if (this.state.messages.length === 0 && this.state.journal.size === 0) return Promise.resolve();
+    return this.change({ type: 'clear' });
+  }
+
+  beforeRun(): Promise<void> {
+    return this.repair();
+  }
+
+  toolStarted(call: ToolCall): Promise<void> {
+    const { id, name, arguments: args } = call;
+    return this.change({ type: 'tool_started', call: { id, name, arguments: args } }, true);
+  }
+
+  toolFinished(toolCallId: string): Promise<void> {
+    return this.change({ type: 'tool_finished', toolCallId });
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  /** Orphan repair (SES-7/8); also run by the managers right after loading. */
+  repair(): Promise<void> {
+    const result = repairHistory(this.state.messages, journalView(this.state));
+    this.repaired = result.repaired;
+    if (result.repaired.length === 0) return Promise.resolve();
+    const inserts = result.repaired.map(({ index, observation }) => ({
+      index,
+      message: observation,
+    }));
+    return this.change({ type: 'repair', inserts });
+  }
+
+  /** Rejects every later change, then removes the session's storage once queued writes are done. */
+  delete(): Promise<void> {
+    this.deleted = true;
+    return this.writer.remove();
+  }
+
+  /**
+   * Applies the change in memory now (so `history()` and the order of calls agree) and hands it
+   * to the writer; resolves when it is written. The writer's queue runs the write only after
+   * this returns, so a snapshot it writes includes the change.
+   */
+  private change(change: SessionChange, sync = false): Promise<void> {
+    if (this.deleted) {
+      return Promise.reject(
+        new SessionStoreError(
+          `Session ${JSON.stringify(this.state.id)} was deleted; open it again to start afresh.`,
+          { code: 'session_deleted' },
+        ),
+      );
+    }
+    const at = this.now().toISOString();
+    const seq = this.state.seq + 1;
+    let written: Promise<void>;
+    try {
+      // The writer encodes the record at once and writes it later, after memory has the change.
+      written = this.writer.write(seq, at, change, { sync });
+    } catch (error) {
+      // Only a change that cannot be JSON gets here: nothing changed, in memory or on disk.
+      return Promise.reject(
+        new SessionStoreError(
+          `Cannot save a ${change.type} change to session ${JSON.stringify(this.state.id)}: ` +
+          `${errorMessage(error)}. Messages must be plain JSON data.`,
+          { code: 'invalid_change', cause: error },
+        ),
+      );
+    }
+    applyChange(this.state, change, at);
+    this.state.seq = seq;
+    return written;
+  }
+}
