@@ -17,6 +17,8 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
+    // The CLI's end-to-end tests run the built `claw`; this builds it (turbo caches) first.
+    globalSetup: ['tools/vitest-global-setup.ts'],
     include: [
       'packages/*/test/**/*.test.ts',
       'apps/*/test/**/*.test.{ts,tsx}',

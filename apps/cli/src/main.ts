@@ -1,22 +1,37 @@
 #!/usr/bin/env node
-// The terminal app. The REPL, one-shot mode and demo arrive with the CLI issue; until then this
-// entry point only answers --version and --help, and says so instead of pretending to work.
-import packageJson from '../package.json' with { type: 'json' };
+// The `claw` executable: the app edge. Only here does claw touch the process (argv, env, stdio,
+// signals, exit); everything else gets them passed in (see app.ts).
+import { runCli } from './app.js';
+import { exitStatus, statusForSignal } from './exit-status.js';
+import { Interrupts } from './interrupts.js';
 
-const usage = `claw ${packageJson.version} — a coding agent in your terminal
+// Before anything is running, a signal simply ends the process.
+const interrupts = new Interrupts((signal) => process.exit(statusForSignal(signal)));
+process.on('SIGINT', () => interrupts.fire('SIGINT'));
+process.on('SIGTERM', () => interrupts.fire('SIGTERM'));
 
-Usage:
-  claw --version     print the version
-  claw --help        print this help
+let status: number;
+try {
+  status = await runCli({
+    argv: process.argv.slice(2),
+    env: process.env,
+    cwd: process.cwd(),
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    interrupts,
+  });
+} catch (error) {
+  process.stderr.write(`claw: unexpected error: ${String(error)}\n`);
+  status = exitStatus.failed;
+}
+// Let what was written reach the pipe or terminal before exiting.
+await Promise.all([flush(process.stdout), flush(process.stderr)]);
+process.exit(status);
 
-The interactive REPL, one-shot mode (-p) and "claw demo" are not built yet.`;
-
-const [first] = process.argv.slice(2);
-if (first === '--version' || first === '-v') {
-  console.log(packageJson.version);
-} else if (first === '--help' || first === '-h') {
-  console.log(usage);
-} else {
-  console.error(`${usage}\n\nclaw: nothing to run yet; see --help.`);
-  process.exitCode = 2;
+function flush(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || !stream.writable) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    stream.write('', () => resolve());
+  });
 }

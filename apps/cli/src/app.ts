@@ -1,0 +1,257 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { errorMessage } from '@claw/core';
+import {
+  RuntimeFactory,
+  createFileTracing,
+  resolveSettings,
+  type Settings,
+} from '@claw/runtime';
+import { FileSessionManager } from '@claw/session-store';
+import { parseCommandLine, type Command, type RunOptions } from './args.js';
+import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from './demo.js';
+import { isConfigurationError } from './errors.js';
+import { exitStatus } from './exit-status.js';
+import { helpText } from './help.js';
+import type { Interrupts } from './interrupts.js';
+import type { InputStream } from './line-input.js';
+import { runOneShot } from './one-shot.js';
+import { Output, type OutputStream } from './output.js';
+import { colourWanted, createStyle, type Style } from './style.js';
+import { TerminalSession } from './terminal-session.js';
+import { version } from './version.js';
+import { resolveWorkDir } from './workdir.js';
+
+/** Everything `claw` takes from the process: the app edge (`main.ts`) passes the real ones. */
+export interface CliIo {
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  stdin: InputStream;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  /** Where SIGINT and SIGTERM arrive. */
+  interrupts: Interrupts;
+}
+
+type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
+
+interface Streams {
+  io: CliIo;
+  stdout: Output;
+  stderr: Output;
+  outStyle: Style;
+  errStyle: Style;
+}
+
+/**
+ * Runs `claw` with the given command line and returns its exit status (CLI-6): 0 completed,
+ * 1 failed, 2 usage or configuration error, 130 canceled by Ctrl-C. Every path that built the
+ * runtime factory and the trace writer closes them before returning (traces flushed, OBS-3).
+ */
+export async function runCli(io: CliIo): Promise<number> {
+  const streams: Streams = {
+    io,
+    stdout: new Output(io.stdout),
+    stderr: new Output(io.stderr),
+    outStyle: createStyle(colourWanted(io.stdout, io.env)),
+    errStyle: createStyle(colourWanted(io.stderr, io.env)),
+  };
+  const { stdout, stderr, errStyle } = streams;
+  try {
+    const command = parseCommandLine(io.argv);
+    switch (command.kind) {
+      case 'help':
+        await stdout.write(helpText(version));
+        return exitStatus.completed;
+      case 'version':
+        await stdout.line(version);
+        return exitStatus.completed;
+      case 'repl':
+      case 'prompt':
+      case 'demo':
+        return await runInWorkspace(command, streams);
+    }
+  } catch (error) {
+    if (isConfigurationError(error)) {
+      await stderr.line(`${errStyle.red('claw:')} ${error.message}`).catch(() => undefined);
+      return exitStatus.usage;
+    }
+    await stderr
+      .line(`${errStyle.red('claw:')} ${errorMessage(error)}`)
+      .catch(() => undefined);
+    return exitStatus.failed;
+  }
+}
+
+async function runInWorkspace(command: RunCommand, streams: Streams): Promise<number> {
+  const { io } = streams;
+  const { options } = command;
+  const demo = command.kind === 'demo';
+  const workDir = demo
+    ? await createDemoWorkspace()
+    : await resolveWorkDir(options.workdir, io.cwd);
+  const onTerminal = io.stdin.isTTY === true;
+  const settings = await resolveSettings({
+    workDir,
+    overrides: options.overrides,
+    env: io.env,
+    defaultApproval: onTerminal ? 'ask' : 'deny',
+  });
+  // Questions are asked only where someone can answer: the REPL always reads stdin; a single
+  // task asks on a terminal in mode ask, and otherwise nobody is there.
+  const unattended = !(onTerminal && settings.approval === 'ask');
+  const tracing = createFileTracing({ workDir });
+  let factory: RuntimeFactory | undefined;
+  try {
+    factory = new RuntimeFactory({
+      settings,
+      env: io.env,
+      tracer: tracing.tracer,
+      sessions: new FileSessionManager({ workDir }),
+      ...(demo ? { provider: createDemoModel({ unattended }) } : {}),
+    });
+    const spawner = await factory.isolation();
+    if (command.kind === 'repl') {
+      return await runRepl(factory, { workDir, settings, spawner, options }, streams);
+    }
+    const context = { factory, workDir, settings, spawner, options, unattended };
+    if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
+    return await runDemo(context, streams);
+  } finally {
+    try {
+      await factory?.close();
+    } finally {
+      // Flushes the batched spans to the trace file before the process exits (OBS-3).
+      await tracing.shutdown().catch(() => undefined);
+    }
+  }
+}
+
+type CommandSpawner = Awaited<ReturnType<RuntimeFactory['isolation']>>;
+
+interface RunContext {
+  factory: RuntimeFactory;
+  workDir: string;
+  settings: Settings;
+  spawner: CommandSpawner;
+  options: RunOptions;
+  unattended: boolean;
+}
+
+async function runRepl(
+  factory: RuntimeFactory,
+  context: Omit<RunContext, 'factory' | 'unattended'>,
+  streams: Streams,
+): Promise<number> {
+  const { io, stdout, outStyle } = streams;
+  const { settings, options } = context;
+  await stdout.line(
+    `${outStyle.bold(`claw ${version}`)} ${outStyle.dim(
+      `— workspace ${context.workDir} · session ${options.sessionId} · model ${settings.model} ` +
+      `· approval ${settings.approval}`,
+    )}`,
+  );
+  await stdout.line(isolationLine(context.spawner, outStyle));
+  await stdout.line(outStyle.dim('Type a task, or /help for the commands.'));
+  const session = await TerminalSession.create({
+    factory,
+    workDir: context.workDir,
+    sessionId: options.sessionId,
+    input: io.stdin,
+    echo: io.stdout,
+    output: stdout,
+    style: outStyle,
+  });
+  const release = io.interrupts.handle((signal) => session.interrupt(signal));
+  try {
+    return await session.run();
+  } finally {
+    release();
+    await session.close();
+  }
+}
+
+async function runPrompt(prompt: string, context: RunContext, streams: Streams): Promise<number> {
+  const { stderr, errStyle } = streams;
+  await stderr.line(isolationLine(context.spawner, errStyle));
+  await noteUnattended(context, streams);
+  return runOneShot(oneShotOptions(prompt, context, streams));
+}
+
+async function runDemo(context: RunContext, streams: Streams): Promise<number> {
+  const json = context.options.output === 'stream-json';
+  const out = json ? streams.stderr : streams.stdout;
+  const style = json ? streams.errStyle : streams.outStyle;
+  await out.line(style.bold(demoLabel));
+  await out.line(
+    `workspace: ${context.workDir} ${style.dim('(a fresh folder with README.md and greet.js)')}`,
+  );
+  await out.line(`task: ${demoTask}`);
+  await streams.stderr.line(isolationLine(context.spawner, streams.errStyle));
+  await noteUnattended(context, streams);
+  // The demo is a show: in text mode its whole transcript goes to stdout.
+  const status = await runOneShot(oneShotOptions(demoTask, context, streams, !json));
+  const written = demoWrites.filter((file) => existsSync(path.join(context.workDir, file)));
+  await out.line(
+    written.length === 0
+      ? `the demo wrote no files; the workspace is ${context.workDir}`
+      : `the demo wrote: ${written.join(', ')} (in ${context.workDir})`,
+  );
+  return status;
+}
+
+function oneShotOptions(
+  prompt: string,
+  context: RunContext,
+  streams: Streams,
+  activityOnStdout = false,
+) {
+  const { io } = streams;
+  return {
+    factory: context.factory,
+    workDir: context.workDir,
+    sessionId: context.options.sessionId,
+    prompt,
+    format: context.options.output,
+    stdout: streams.stdout,
+    stderr: streams.stderr,
+    activity: activityOnStdout ? streams.stdout : streams.stderr,
+    activityStyle: activityOnStdout ? streams.outStyle : streams.errStyle,
+    echo: io.stderr,
+    style: streams.errStyle,
+    terminalInput: context.unattended ? undefined : io.stdin,
+    mode: context.settings.approval,
+    interrupts: io.interrupts,
+  };
+}
+
+/** Says, before a single task, which calls will be denied because nobody can answer. */
+async function noteUnattended(context: RunContext, streams: Streams): Promise<void> {
+  if (!context.unattended) return;
+  const { stderr, errStyle } = streams;
+  const mode = context.settings.approval;
+  let text: string | undefined;
+  if (mode === 'ask') {
+    text =
+      'no terminal to ask on: calls that need approval will be denied ' +
+      '(use --approval allow to allow them)';
+  } else if (mode === 'deny' && context.options.approval === undefined) {
+    text =
+      'approval mode is deny: calls that need approval will be refused (use --approval allow ' +
+      'to allow them, or --approval ask on a terminal to be asked)';
+  } else if (mode === 'allow' && context.spawner.mode !== 'bubblewrap') {
+    text =
+      '--approval allow does not cover bash here: bash is NOT isolated, so only a person may ' +
+      'allow it, and nobody is asked in this run; bash calls will be denied';
+  }
+  if (text !== undefined) await stderr.line(errStyle.yellow(`claw: ${text}`));
+}
+
+/** The line that says how bash runs: plainly a warning when it is not isolated (SBX-4). */
+function isolationLine(spawner: CommandSpawner, style: Style): string {
+  if (spawner.mode === 'bubblewrap') return style.dim(spawner.description);
+  return style.yellow(
+    `warning: ${spawner.description} Every bash call needs a person's approval.`,
+  );
+}

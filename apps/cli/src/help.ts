@@ -1,0 +1,83 @@
+import { defaultSettings } from '@claw/runtime';
+
+/** The text of `claw --help`: every option with its default, environment, exit statuses, files. */
+export function helpText(version: string): string {
+  const d = defaultSettings;
+  return `claw ${version} — a coding agent in your terminal
+
+Usage:
+  claw [options]                  interactive REPL in the workspace
+  claw -p, --prompt <text>        one task, then exit
+  claw demo [options]             a built-in scripted model shows the whole loop; no key needed
+  claw --version | --help
+
+Options:
+  --workdir <dir>                 workspace root; tools only reach files inside it
+                                  (default: the current folder)
+  --session <id>                  session id (default: "default"); an existing one is resumed
+  --output text|stream-json       text (default): the answer as it streams, tool calls shown
+                                  compactly; stream-json (with -p or demo): one CH-2 JSON event
+                                  per line on stdout (thinking, text_delta, text_completed,
+                                  tool_call, tool_result, approval_request), ending with
+                                  task_completed | task_canceled | task_failed; notes go to
+                                  stderr
+  --approval ask|allow|deny       tools the policy would ask about: ask the user (default on a
+                                  TTY), allow each once, or deny (default without a TTY).
+                                  Policy denials are never overridden. While bash is not
+                                  isolated (no bubblewrap), only a person may allow bash: with
+                                  allow, or without a terminal, bash calls are denied.
+  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
+  --max-turns <n>                 model calls per task (default: ${d.maxTurns})
+  --max-session-tokens <n>        tokens over the session's life, 0 = unlimited
+                                  (default: ${d.maxSessionTokens})
+  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
+  --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
+  --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
+                                  (default: ${d.toolTimeBudgetMs})
+  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
+                                  (default: ${d.callTimeoutMs})
+  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
+                                  (default: ${d.firstTokenTimeoutMs})
+  --retries <n>                   retries of a failed model call (default: ${d.retries})
+  -h, --help                      print this help
+  -v, --version                   print the version
+
+Settings resolve as: flag > environment > <workdir>/.claw/config.json > default. The config
+file takes the same settings in camelCase, e.g. {"model": "gpt-4.1", "maxTurns": 30,
+"approval": "ask", "sandbox": {"isolation": "required"}}; an unknown key is an error.
+
+Environment:
+  OPENAI_API_KEY     API key of the model server (required, except for claw demo)
+  OPENAI_BASE_URL    an OpenAI-compatible server instead of OpenAI's
+                     (e.g. http://localhost:11434/v1)
+  OPENAI_MODEL       model name (default: ${d.model})
+  NO_COLOR           set to turn colours off (they are only used on a terminal)
+
+In the REPL:
+  /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
+  y / a / n            answer an approval question: allow once, allow for this session, deny
+  Ctrl-C               cancel the running task (and its question); when idle, quit
+
+Exit status:
+  0    the task completed (REPL: /exit or end of input)
+  1    the task failed (model or tool error, a budget, or --max-turns reached)
+  2    usage or configuration error (bad option or value, missing --workdir folder,
+       bad .claw/config.json, OPENAI_API_KEY not set)
+  130  canceled with Ctrl-C / SIGINT (REPL: Ctrl-C while idle)
+
+Files, in <workdir>/.claw/:
+  config.json        settings (see above)
+  sessions/          sessions by id (--session)
+  grants.json        "allow for this session" answers, per session
+  audit.jsonl        every approval decision
+  traces/            a trace of every run (OpenTelemetry, OTLP JSON lines)
+
+Examples:
+  claw                                      REPL in the current folder
+  claw -p "explain what src/main.ts does"   one task, answer on stdout
+  claw -p "add a test for parse()" --approval allow --output stream-json
+  claw --workdir ~/project --session refactor
+  claw demo --approval allow                the whole loop, unattended, no key
+  OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5-coder claw
+`;
+}

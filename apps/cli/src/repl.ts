@@ -1,0 +1,214 @@
+import { errorMessage } from '@claw/core';
+import type { Task } from '@claw/runtime';
+import {
+  approvalReask,
+  decisionText,
+  parseApprovalAnswer,
+  type TerminalApprovals,
+} from './approvals.js';
+import { exitStatus, statusForSignal } from './exit-status.js';
+import type { LineInput } from './line-input.js';
+import { outcomeLine } from './outcome.js';
+import type { Output } from './output.js';
+import type { Style } from './style.js';
+
+export const replPrompt = 'claw> ';
+
+export const replHelp = `Commands:
+  /help    this help
+  /clear   forget the conversation so far (token totals and budgets are kept)
+  /exit    quit (Ctrl-D too); a running task is canceled first
+Anything else starts a task. While it runs:
+  y / a / n   answer an approval question: allow once, allow for this session, deny
+  Ctrl-C      cancel the task (and its question); Ctrl-C when idle quits`;
+
+export const taskRunningNotice = 'a task is running; wait, or press Ctrl-C to cancel it';
+
+export interface ReplOptions {
+  input: LineInput;
+  output: Output;
+  style: Style;
+  approvals: TerminalApprovals;
+  /** Starts a task for a line typed while idle (the runtime's `start`). */
+  start(prompt: string): Task;
+  /** Empties the conversation; undefined when the session cannot do that. */
+  clear: (() => Promise<void>) | undefined;
+}
+
+/**
+ * The REPL (CLI-1, CLI-2): the only reader of stdin. A task runs in the background while the
+ * REPL keeps reading: a line answers the approval question on screen (y/a/n, anything else asks
+ * again); with a task running and no question it says so; when idle it runs /help, /clear, /exit
+ * or starts a task. The prompt is shown only when idle.
+ *
+ * `run()` resolves with the exit status: 0 after /exit or the end of input, 130 after Ctrl-C
+ * while idle (143 for SIGTERM). A running task is canceled and awaited first.
+ */
+export class Repl {
+  private readonly options: ReplOptions;
+  private active: Task | undefined;
+  private ending = false;
+  private readonly ended: Promise<number>;
+  private resolveEnded!: (status: number) => void;
+
+  constructor(options: ReplOptions) {
+    this.options = options;
+    this.ended = new Promise<number>((resolve) => {
+      this.resolveEnded = resolve;
+    });
+  }
+
+  /** Starts reading; resolves with the exit status once the REPL ended. */
+  run(): Promise<number> {
+    const { input } = this.options;
+    input.onLine((line) => this.handleLine(line));
+    input.onEnd(() => void this.exit(exitStatus.completed));
+    input.onInterrupt(() => this.interrupt('SIGINT'));
+    this.showPrompt();
+    return this.ended;
+  }
+
+  /** Ctrl-C: cancels the running task and its question; when idle, ends the REPL. */
+  interrupt(signal: NodeJS.Signals): void {
+    if (this.ending) return;
+    const task = this.active;
+    if (task === undefined || signal === 'SIGTERM') {
+      void this.exit(statusForSignal(signal));
+      return;
+    }
+    this.say(this.options.style.yellow('^C canceling the task…'));
+    const reason = new Error('canceled with Ctrl-C');
+    task.cancel(reason);
+    this.options.approvals.cancelAll(reason);
+  }
+
+  private handleLine(raw: string): void {
+    if (this.ending) return;
+    if (this.options.input.terminal) this.options.output.noteLineEnded();
+    const line = raw.trim();
+    if (line === '/exit') {
+      void this.exit(exitStatus.completed);
+      return;
+    }
+    if (this.options.approvals.current !== undefined) {
+      this.answer(line);
+      return;
+    }
+    if (this.active !== undefined) {
+      if (line !== '') this.say(this.options.style.dim(taskRunningNotice));
+      return;
+    }
+    if (line === '') {
+      this.showPrompt();
+      return;
+    }
+    if (line.startsWith('/')) {
+      void this.command(line);
+      return;
+    }
+    this.startTask(line);
+  }
+
+  private answer(line: string): void {
+    const { approvals, output, style } = this.options;
+    const decision = parseApprovalAnswer(line);
+    if (decision === undefined) {
+      this.write(approvalReask(style));
+      return;
+    }
+    if (approvals.answer(decision)) {
+      const text = decisionText(decision);
+      this.say(`  ${decision === 'deny' ? style.red(text) : style.green(text)}`);
+    } else if (!output.atLineStart) {
+      this.say('');
+    }
+  }
+
+  private async command(line: string): Promise<void> {
+    const { style } = this.options;
+    switch (line) {
+      case '/help':
+        this.say(replHelp);
+        break;
+      case '/clear': {
+        const clear = this.options.clear;
+        if (clear === undefined) {
+          this.say(style.yellow('/clear is not supported by this session yet: the conversation is kept'));
+          break;
+        }
+        try {
+          await clear();
+          this.say('the conversation was cleared (token totals are kept)');
+        } catch (error) {
+          this.say(style.red(`could not clear the conversation: ${errorMessage(error)}`));
+        }
+        break;
+      }
+      default:
+        this.say(`unknown command ${line}; type /help for the commands`);
+    }
+    if (!this.ending) this.showPrompt();
+  }
+
+  private startTask(prompt: string): void {
+    let task: Task;
+    try {
+      task = this.options.start(prompt);
+    } catch (error) {
+      this.say(this.options.style.red(`could not start the task: ${errorMessage(error)}`));
+      this.showPrompt();
+      return;
+    }
+    this.active = task;
+    // Piped input is not echoed: start the answer on a line of its own, not after the prompt.
+    if (!this.options.input.terminal) this.options.output.endLine().catch(() => undefined);
+    void this.watch(task);
+  }
+
+  private async watch(task: Task): Promise<void> {
+    const result = await task.wait();
+    if (this.active === task) this.active = undefined;
+    const line = outcomeLine(result, this.options.style);
+    try {
+      await this.options.output.endLine();
+      if (line !== undefined) await this.options.output.line(line);
+    } catch {
+      void this.exit(exitStatus.failed);
+      return;
+    }
+    if (!this.ending) this.showPrompt();
+  }
+
+  private async exit(status: number): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    const task = this.active;
+    if (task !== undefined) {
+      const reason = new Error('claw is exiting');
+      task.cancel(reason);
+      this.options.approvals.cancelAll(reason);
+      await task.wait();
+    }
+    this.options.input.close();
+    this.resolveEnded(status);
+  }
+
+  private showPrompt(): void {
+    if (this.ending || this.active !== undefined) return;
+    const { input } = this.options;
+    if (input.terminal) {
+      void this.options.output.endLine().then(() => input.showPrompt(), () => undefined);
+    } else {
+      this.write(`${this.options.output.atLineStart ? '' : '\n'}${replPrompt}`);
+    }
+  }
+
+  /** Writes a line; a broken output ends the REPL. */
+  private say(text: string): void {
+    this.options.output.line(text).catch(() => void this.exit(exitStatus.failed));
+  }
+
+  private write(text: string): void {
+    this.options.output.write(text).catch(() => void this.exit(exitStatus.failed));
+  }
+}

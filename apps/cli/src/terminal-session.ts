@@ -1,0 +1,83 @@
+import type { Runtime, RuntimeFactory } from '@claw/runtime';
+import { TerminalApprovals, approvalQuestion } from './approvals.js';
+import { LineInput, type InputStream } from './line-input.js';
+import type { Output, OutputStream } from './output.js';
+import { Repl, replPrompt } from './repl.js';
+import { clearOf, flushSession } from './session.js';
+import type { Style } from './style.js';
+import { createTextReporter } from './text-reporter.js';
+
+export interface TerminalSessionOptions {
+  factory: RuntimeFactory;
+  workDir: string;
+  sessionId: string;
+  input: InputStream;
+  /** The stream behind `output`, for the terminal's echo of typed text. */
+  echo: OutputStream;
+  output: Output;
+  style: Style;
+}
+
+/**
+ * The terminal's session (CLI-3), assembled like a channel session: the approval handler
+ * (approve/respond, it never reads), the text reporter and the REPL (the only reader of stdin)
+ * over one runtime. `close()` is idempotent.
+ */
+export class TerminalSession {
+  readonly runtime: Runtime;
+  private readonly input: LineInput;
+  private readonly repl: Repl;
+  private closing: Promise<void> | undefined;
+
+  private constructor(runtime: Runtime, input: LineInput, repl: Repl) {
+    this.runtime = runtime;
+    this.input = input;
+    this.repl = repl;
+  }
+
+  static async create(options: TerminalSessionOptions): Promise<TerminalSession> {
+    const { output, style } = options;
+    const approvals = new TerminalApprovals({
+      ask: async (prompt) => {
+        await output.endLine();
+        await output.write(approvalQuestion(prompt, style));
+      },
+    });
+    const runtime = await options.factory.createRuntime({
+      sessionId: options.sessionId,
+      workDir: options.workDir,
+      approvalHandler: approvals,
+      reporter: createTextReporter({ answer: output, activity: output, style }),
+    });
+    const input = new LineInput({ input: options.input, echo: options.echo, prompt: replPrompt });
+    const repl = new Repl({
+      input,
+      output,
+      style,
+      approvals,
+      start: (prompt) => runtime.start(prompt),
+      clear: clearOf(runtime.session),
+    });
+    return new TerminalSession(runtime, input, repl);
+  }
+
+  /** Runs the REPL; resolves with the exit status (0 /exit or end of input, 130 Ctrl-C idle). */
+  run(): Promise<number> {
+    return this.repl.run();
+  }
+
+  /** Ctrl-C or SIGTERM from outside the terminal's own input. */
+  interrupt(signal: NodeJS.Signals): void {
+    this.repl.interrupt(signal);
+  }
+
+  /** Stops reading, cancels and awaits a running task, releases the runtime. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.input.close();
+      await this.runtime.close();
+      await flushSession(this.runtime.session);
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../src/args.js';
+import { UsageError } from '../src/errors.js';
+
+function usageError(argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return (error as UsageError).message;
+  }
+  throw new Error(`expected a usage error for ${argv.join(' ')}`);
+}
+
+describe('parseCommandLine (CLI-6)', () => {
+  it('no arguments: the REPL with the defaults', () => {
+    expect(parseCommandLine([])).toEqual({
+      kind: 'repl',
+      options: { workdir: undefined, sessionId: 'default', output: 'text', approval: undefined, overrides: {} },
+    });
+  });
+
+  it('-p with every option: the settings become overrides', () => {
+    const command = parseCommandLine([
+      '-p', 'fix it', '--workdir', 'proj', '--session', 'work', '--output', 'stream-json', '--approval', 'allow',
+      '--model', 'm1', '--max-turns', '5', '--max-session-tokens', '0', '--max-run-tokens', '100',
+      '--max-subagents', '2', '--tool-time-budget-ms', '1000', '--call-timeout-ms', '2000',
+      '--first-token-timeout-ms', '300', '--retries', '4',
+    ]);
+    expect(command).toEqual({
+      kind: 'prompt',
+      prompt: 'fix it',
+      options: {
+        workdir: 'proj',
+        sessionId: 'work',
+        output: 'stream-json',
+        approval: 'allow',
+        overrides: {
+          approval: 'allow', model: 'm1', maxTurns: 5, maxSessionTokens: 0, maxRunTokens: 100, maxSubagents: 2,
+          toolTimeBudgetMs: 1000, callTimeoutMs: 2000, firstTokenTimeoutMs: 300, retries: 4,
+        },
+      },
+    });
+    expect(parseCommandLine(['--prompt=hello'])).toMatchObject({ kind: 'prompt', prompt: 'hello' });
+  });
+
+  it('demo, --help and --version', () => {
+    expect(parseCommandLine(['demo', '--approval', 'allow'])).toMatchObject({ kind: 'demo', options: { approval: 'allow' } });
+    expect(parseCommandLine(['--help'])).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['-h'])).toEqual({ kind: 'help' });
+    expect(parseCommandLine(['--version'])).toEqual({ kind: 'version' });
+  });
+
+  it('bad input is a usage error that says what is wrong and what to do', () => {
+    expect(usageError(['--nope'])).toBe('unknown option --nope; run `claw --help` to see the options');
+    expect(usageError(['--max-turns', 'ten'])).toMatch(/--max-turns needs a whole number of at least 1, got "ten"/);
+    expect(usageError(['--max-turns', '0'])).toMatch(/--max-turns needs a whole number of at least 1/);
+    expect(usageError(['--retries', '-1'])).toMatch(/--retries/);
+    expect(usageError(['--call-timeout-ms', '1.5'])).toMatch(/--call-timeout-ms needs a whole number \(0 or more\)/);
+    expect(usageError(['--output', 'json'])).toBe('--output must be one of text, stream-json, got "json"; e.g. --output text');
+    expect(usageError(['--approval', 'yes'])).toMatch(/--approval must be one of ask, allow, deny, got "yes"/);
+    expect(usageError(['--workdir'])).toMatch(/option --workdir needs a value/);
+    expect(usageError(['-p', ''])).toMatch(/-p\/--prompt needs the task as text/);
+    expect(usageError(['fix', 'it'])).toMatch(/unknown command "fix".*claw -p "fix"/);
+    expect(usageError(['demo', '-p', 'x'])).toMatch(/drop -p/);
+    expect(usageError(['demo', '--workdir', '.'])).toMatch(/fresh temporary folder/);
+    expect(usageError(['--output', 'stream-json'])).toMatch(/stream-json is for one task/);
+    expect(usageError(['--session', '../x'])).toMatch(/--session: .*\.\./);
+    expect(usageError(['--help=yes'])).toMatch(/option -h\/--help takes no value/);
+  });
+});

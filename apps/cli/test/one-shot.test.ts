@@ -1,0 +1,170 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FakeOpenAIServer } from '@claw/testing/node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ClawProcess, baseEnv, cleanUp, eventually, messagesOf, modelEnv, parseEvents, tempDir } from './helpers.js';
+
+let server: FakeOpenAIServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await cleanUp();
+});
+
+const writeNotes = {
+  toolCalls: [{ id: 'call_write', name: 'write_file', arguments: JSON.stringify({ path: 'notes.txt', content: 'hello world\n' }) }],
+};
+
+describe('claw -p (CLI-5)', () => {
+  it('--output stream-json: only CH-2 events, in order, one final task_completed; the file is written; traces flushed', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { textChunks: ['I will ', 'write it.'], ...writeNotes },
+        { textChunks: ['Done.'] },
+      ],
+    });
+    const workDir = await tempDir();
+    const result = await ClawProcess.run(
+      ['-p', 'write notes.txt', '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const events = parseEvents(result.stdout);
+    expect(events.map((event) => event.type)).toEqual([
+      'thinking', 'text_delta', 'text_delta', 'text_completed', 'tool_call', 'tool_result',
+      'thinking', 'text_delta', 'text_completed', 'task_completed',
+    ]);
+    expect(events[0]).toEqual({ type: 'thinking', turn: 1 });
+    expect(events[4]).toMatchObject({ type: 'tool_call', tool_call_id: 'call_write', tool_name: 'write_file' });
+    expect(events[5]).toMatchObject({ type: 'tool_result', tool_call_id: 'call_write', is_error: false });
+    expect(events.at(-1)).toEqual({ type: 'task_completed', content: 'Done.' });
+    expect(await readFile(path.join(workDir, 'notes.txt'), 'utf8')).toBe('hello world\n');
+    // Diagnostics go to stderr, never between the events.
+    expect(result.stderr).toMatch(/bash isolation: /);
+    // OBS-3: the trace was written and flushed before the exit.
+    const traces = await readdir(path.join(workDir, '.claw', 'traces'));
+    expect(traces).toHaveLength(1);
+    const trace = await readFile(path.join(workDir, '.claw', 'traces', traces[0] ?? ''), 'utf8');
+    expect(trace).toContain('Agent.Run');
+  });
+
+  it('text output: the answer on stdout, tool activity on stderr', async () => {
+    server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['All ', 'done.'] }] });
+    const workDir = await tempDir();
+    const result = await ClawProcess.run(['-p', 'write notes.txt', '--workdir', workDir, '--approval', 'allow'], {
+      env: modelEnv(server.baseURL),
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toBe('All done.\n');
+    expect(result.stderr).toContain('▸ write_file notes.txt');
+    expect(result.stderr).toContain('✓ wrote 12 bytes to notes.txt');
+  });
+
+  it('--approval deny: the write is refused, the Observation says so, no file, exit 0', async () => {
+    server = await FakeOpenAIServer.start({ turns: [writeNotes, { text: 'I could not write it.' }] });
+    const workDir = await tempDir();
+    const result = await ClawProcess.run(
+      ['-p', 'write notes.txt', '--workdir', workDir, '--output', 'stream-json', '--approval', 'deny'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const events = parseEvents(result.stdout);
+    const toolResult = events.find((event) => event.type === 'tool_result');
+    expect(toolResult).toMatchObject({ is_error: true, result: expect.stringContaining('permission denied') as unknown });
+    expect(events.some((event) => event.type === 'approval_request')).toBe(false);
+    const observation = messagesOf(server.requests[1]).find((message) => message.role === 'tool');
+    expect(observation?.content).toMatch(/permission denied: .*write_file will write notes\.txt/s);
+    expect(existsSync(path.join(workDir, 'notes.txt'))).toBe(false);
+    expect(events.at(-1)).toEqual({ type: 'task_completed', content: 'I could not write it.' });
+  });
+
+  it('--approval allow does not cover bash when bash is not isolated: denied, and stderr says why', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [{ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo hi > ran.txt' }) }] }, { text: 'ok' }],
+    });
+    const workDir = await tempDir();
+    await mkdir(path.join(workDir, '.claw'));
+    await writeFile(path.join(workDir, '.claw', 'config.json'), JSON.stringify({ sandbox: { isolation: 'off' } }));
+    const result = await ClawProcess.run(
+      ['-p', 'run it', '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/warning: bash isolation: off .*NOT isolated/);
+    expect(result.stderr).toMatch(/--approval allow does not cover bash here/);
+    expect(result.stderr).toMatch(/denied bash echo hi > ran\.txt: only a person may allow it/);
+    const toolResult = parseEvents(result.stdout).find((event) => event.type === 'tool_result');
+    expect(toolResult).toMatchObject({ tool_name: 'bash', is_error: true });
+    expect(existsSync(path.join(workDir, 'ran.txt'))).toBe(false);
+  });
+
+  it('a run that reaches --max-turns fails: task_failed, exit 1', async () => {
+    const readAgain = { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }] };
+    server = await FakeOpenAIServer.start({ turns: [readAgain, readAgain] });
+    const workDir = await tempDir();
+    await writeFile(path.join(workDir, 'a.txt'), 'a\n');
+    const result = await ClawProcess.run(
+      ['-p', 'loop', '--workdir', workDir, '--output', 'stream-json', '--max-turns', '1'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status).toBe(1);
+    expect(parseEvents(result.stdout).at(-1)).toMatchObject({ type: 'task_failed', code: 'max_turns_reached' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('SIGINT cancels the task: task_canceled is the last event, exit 130', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'too late', delayMs: 10_000 }] });
+    const workDir = await tempDir();
+    const claw = ClawProcess.start(['-p', 'take your time', '--workdir', workDir, '--output', 'stream-json'], {
+      env: modelEnv(server.baseURL),
+    });
+    claw.child.stdin?.end();
+    await claw.waitFor('"type":"thinking"');
+    expect(await eventually(async () => server?.requests.length === 1)).toBe(true);
+    claw.child.kill('SIGINT');
+    expect(await claw.exited).toBe(130);
+    expect(parseEvents(claw.stdout).at(-1)).toEqual({ type: 'task_canceled', reason: 'canceled by SIGINT' });
+  });
+
+  it('--session: an existing session is resumed by the next run', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'noted' }, { text: 'it was blue' }] });
+    const workDir = await tempDir();
+    const env = modelEnv(server.baseURL);
+    const first = await ClawProcess.run(['-p', 'remember: blue', '--workdir', workDir, '--session', 's1'], { env });
+    expect(first.status, first.stderr).toBe(0);
+    const second = await ClawProcess.run(['-p', 'what colour?', '--workdir', workDir, '--session', 's1'], { env });
+    expect(second.status, second.stderr).toBe(0);
+    expect(messagesOf(server.requests[1]).map((message) => message.content)).toEqual(
+      expect.arrayContaining(['remember: blue', 'noted', 'what colour?']),
+    );
+    expect(existsSync(path.join(workDir, '.claw', 'sessions'))).toBe(true);
+  });
+});
+
+describe('configuration errors exit 2', () => {
+  it('a missing OPENAI_API_KEY (outside demo) names the variable', async () => {
+    const workDir = await tempDir();
+    const result = await ClawProcess.run(['-p', 'hi', '--workdir', workDir], { env: baseEnv() });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/OPENAI_API_KEY is not set/);
+    expect(result.stdout).toBe('');
+  });
+
+  it('a bad .claw/config.json names the file and the key', async () => {
+    const workDir = await tempDir();
+    await mkdir(path.join(workDir, '.claw'));
+    await writeFile(path.join(workDir, '.claw', 'config.json'), JSON.stringify({ maxTurns: 'many' }));
+    const result = await ClawProcess.run(['-p', 'hi', '--workdir', workDir], { env: modelEnv('http://127.0.0.1:9/v1') });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/config\.json.*maxTurns/);
+  });
+
+  it('a --workdir that does not exist', async () => {
+    const workDir = path.join(await tempDir(), 'missing');
+    const result = await ClawProcess.run(['-p', 'hi', '--workdir', workDir], { env: modelEnv('http://127.0.0.1:9/v1') });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`the workspace folder ${workDir} does not exist`);
+  });
+});
