@@ -7,7 +7,7 @@ import {
   resolveSettings,
   type Settings,
 } from '@claw/runtime';
-import { FileSessionManager } from '@claw/session-store';
+import { FileSessionManager, type SessionManager } from '@claw/session-store';
 import { parseCommandLine, type Command, type RunOptions } from './args.js';
 import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from './demo.js';
 import { isConfigurationError } from './errors.js';
@@ -104,16 +104,17 @@ async function runInWorkspace(command: RunCommand, streams: Streams): Promise<nu
   const tracing = createFileTracing({ workDir });
   let factory: RuntimeFactory | undefined;
   try {
+    const sessions = new FileSessionManager({ workDir });
     factory = new RuntimeFactory({
       settings,
       env: io.env,
       tracer: tracing.tracer,
-      sessions: new FileSessionManager({ workDir }),
+      sessions,
       ...(demo ? { provider: createDemoModel({ unattended }) } : {}),
     });
     const spawner = await factory.isolation();
     if (command.kind === 'repl') {
-      return await runRepl(factory, { workDir, settings, spawner, options }, streams);
+      return await runRepl(factory, { workDir, settings, spawner, options, sessions }, streams);
     }
     const context = { factory, workDir, settings, spawner, options, unattended };
     if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
@@ -132,6 +133,7 @@ type CommandSpawner = Awaited<ReturnType<RuntimeFactory['isolation']>>;
 
 interface RunContext {
   factory: RuntimeFactory;
+  sessions?: SessionManager;
   workDir: string;
   settings: Settings;
   spawner: CommandSpawner;
@@ -162,6 +164,7 @@ async function runRepl(
     echo: io.stdout,
     output: stdout,
     style: outStyle,
+    ...(context.sessions === undefined ? {} : { sessions: context.sessions }),
   });
   const release = io.interrupts.handle((signal) => session.interrupt(signal));
   try {

@@ -1,3 +1,4 @@
+import { repairNotice } from './session.js';
 import type { ApprovalHandler } from '@claw/approval';
 import type { ApprovalMode, RuntimeFactory } from '@claw/runtime';
 import {
@@ -73,6 +74,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     approvalHandler: approvals.handler,
     reporter,
   });
+  for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
   const input = approvals.listen();
   let stopSignal: NodeJS.Signals | undefined;
   try {

@@ -1,4 +1,4 @@
-import { errorMessage } from '@claw/core';
+import { SerialQueue, errorMessage } from '@claw/core';
 import type { Task } from '@claw/runtime';
 import {
   approvalReask,
@@ -17,6 +17,7 @@ export const replPrompt = 'claw> ';
 export const replHelp = `Commands:
   /help    this help
   /clear   forget the conversation so far (token totals and budgets are kept)
+  /sessions  list this workspace's sessions and their last activity (resume one with --session)
   /exit    quit (Ctrl-D too); a running task is canceled first
 Anything else starts a task. While it runs:
   y / a / n   answer an approval question: allow once, allow for this session, deny
@@ -33,6 +34,8 @@ export interface ReplOptions {
   start(prompt: string): Task;
   /** Empties the conversation; undefined when the session cannot do that. */
   clear: (() => Promise<void>) | undefined;
+  /** Lines for `/sessions`; undefined when sessions are not kept on disk. */
+  listSessions?: (() => Promise<string[]>) | undefined;
 }
 
 /**
@@ -48,6 +51,7 @@ export class Repl {
   private readonly options: ReplOptions;
   private active: Task | undefined;
   private ending = false;
+  private readonly lines = new SerialQueue();
   private readonly ended: Promise<number>;
   private resolveEnded!: (status: number) => void;
 
@@ -61,8 +65,10 @@ export class Repl {
   /** Starts reading; resolves with the exit status once the REPL ended. */
   run(): Promise<number> {
     const { input } = this.options;
-    input.onLine((line) => this.handleLine(line));
-    input.onEnd(() => void this.exit(exitStatus.completed));
+    // Lines are handled one after another: a command still printing (/sessions, /clear) finishes
+    // before the next line, /exit or the end of piped input is acted on.
+    input.onLine((line) => void this.lines.run(() => this.handleLine(line)));
+    input.onEnd(() => void this.lines.run(() => this.exit(exitStatus.completed)));
     input.onInterrupt(() => this.interrupt('SIGINT'));
     this.showPrompt();
     return this.ended;
@@ -82,7 +88,7 @@ export class Repl {
     this.options.approvals.cancelAll(reason);
   }
 
-  private handleLine(raw: string): void {
+  private async handleLine(raw: string): Promise<void> {
     if (this.ending) return;
     if (this.options.input.terminal) this.options.output.noteLineEnded();
     const line = raw.trim();
@@ -103,7 +109,7 @@ export class Repl {
       return;
     }
     if (line.startsWith('/')) {
-      void this.command(line);
+      await this.command(line);
       return;
     }
     this.startTask(line);
@@ -141,6 +147,15 @@ export class Repl {
           this.say('the conversation was cleared (token totals are kept)');
         } catch (error) {
           this.say(style.red(`could not clear the conversation: ${errorMessage(error)}`));
+        }
+        break;
+      }
+      case '/sessions': {
+        const list = this.options.listSessions;
+        try {
+          this.say(list === undefined ? 'sessions are not kept on disk here' : (await list()).join('\n'));
+        } catch (error) {
+          this.say(style.red(`could not list the sessions: ${errorMessage(error)}`));
         }
         break;
       }

@@ -3,7 +3,8 @@ import { TerminalApprovals, approvalQuestion } from './approvals.js';
 import { LineInput, type InputStream } from './line-input.js';
 import type { Output, OutputStream } from './output.js';
 import { Repl, replPrompt } from './repl.js';
-import { clearOf, flushSession } from './session.js';
+import type { SessionManager } from '@claw/session-store';
+import { clearOf, flushSession, repairNotice, sessionListing } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 
@@ -16,6 +17,8 @@ export interface TerminalSessionOptions {
   echo: OutputStream;
   output: Output;
   style: Style;
+  /** The workspace's sessions, for `/sessions`. */
+  sessions?: SessionManager;
 }
 
 /**
@@ -49,6 +52,8 @@ export class TerminalSession {
       approvalHandler: approvals,
       reporter: createTextReporter({ answer: output, activity: output, style }),
     });
+    for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
+    const sessions = options.sessions;
     const input = new LineInput({ input: options.input, echo: options.echo, prompt: replPrompt });
     const repl = new Repl({
       input,
@@ -57,6 +62,9 @@ export class TerminalSession {
       approvals,
       start: (prompt) => runtime.start(prompt),
       clear: clearOf(runtime.session),
+      listSessions: sessions === undefined
+        ? undefined
+        : () => sessionListing(sessions, options.sessionId),
     });
     return new TerminalSession(runtime, input, repl);
   }
