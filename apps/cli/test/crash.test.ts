@@ -82,7 +82,7 @@ describe('piped REPL input', () => {
       input: '/sessions\n/help\n',
     });
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/\* default +last active .*, 0 messages, 0 tokens\nclaw> Commands:/);
+    expect(result.stdout).toMatch(/\* default +last active .*, 0 messages, 0 tokens\nclaw> \nCommands:/);
     expect(result.stdout).toContain('/sessions  list this workspace');
   });
 });
