@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import path from 'node:path';
 import os from 'node:os';
 import { BubblewrapSpawner } from './bubblewrap-spawner.js';
-import { checkEnvironment, defaultCommandEnvironment } from './environment.js';
+import { checkEnvironment, defaultCommandEnvironment, defaultPath } from './environment.js';
 import {
   IsolationError,
   IsolationOptionsError,
@@ -46,7 +47,8 @@ export async function createCommandSpawner(
   if (isolation === 'off') {
     return new PlainSpawner(env, `bash isolation: off (turned off in the settings); ${notIsolated}`);
   }
-  const bwrapPath = options.bwrapPath ?? 'bwrap';
+  // Found once, by absolute path: the commands' PATH (which starts bubblewrap) may not have it.
+  const bwrapPath = findExecutable(options.bwrapPath ?? 'bwrap', [defaultPath, env.PATH ?? '']);
   const probe = await probeIsolation({ bwrapPath });
   if (!probe.available) {
     if (isolation === 'required') {
@@ -132,4 +134,20 @@ function realPathOrUndefined(file: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `name` as an absolute path from the first folder of the PATH lists that has it executable. */
+function findExecutable(name: string, pathLists: readonly string[]): string {
+  if (name.includes('/')) return name;
+  for (const folder of pathLists.join(':').split(':')) {
+    if (folder === '' || !path.isAbsolute(folder)) continue;
+    const candidate = path.join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return name;
 }

@@ -1,6 +1,7 @@
 import { ClawError } from '@claw/core';
 import { execFileSync } from 'node:child_process';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -175,5 +176,24 @@ describe('plainCommandSpawner', () => {
     const [greeting, group] = result.stdout.split('\n');
     expect(greeting).toBe('hello');
     expect(Number(group?.trim())).toBe(pid);
+  });
+});
+
+const bubblewrapWorks = (await probeIsolation()).available;
+
+describe('finding bubblewrap', () => {
+  it.skipIf(!bubblewrapWorks)('works when the commands\' PATH does not hold bwrap', async () => {
+    // A PATH with bash (linked into the workspace, which the sandbox sees) but without bwrap.
+    const workDir = await mkdtemp(path.join(tmpdir(), 'claw-bwrap-path-'));
+    await mkdir(path.join(workDir, 'bin'));
+    await symlink(execFileSync('bash', ['-c', 'command -v bash']).toString().trim(), path.join(workDir, 'bin/bash'));
+    const spawner = await createCommandSpawner({ isolation: 'required', env: { PATH: path.join(workDir, 'bin') } });
+    expect(spawner.mode).toBe('bubblewrap');
+    const child = spawner.spawn('echo inside', { workDir });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    await rm(workDir, { recursive: true, force: true });
+    expect({ code, output }).toEqual({ code: 0, output: 'inside\n' });
   });
 });
