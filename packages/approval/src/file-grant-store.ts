@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import nodePath from 'node:path';
-import { errorMessage } from '@claw/core';
+import { SerialQueue, errorMessage, writeFileAtomically } from '@claw/core';
 import { GrantStoreError } from './errors.js';
 import { errnoCode, nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
 import { isGrantExpired, type Grant, type GrantStore } from './grant.js';
 import { parseGrantFile, serializeGrantFile } from './grant-file.js';
-import { SerialQueue } from '@claw/core';
 
 /** Options of {@link FileGrantStore}. */
 export interface FileGrantStoreOptions {
@@ -123,21 +121,6 @@ export class FileGrantStore implements GrantStore {
   }
 
   private async writeAtomically(text: string): Promise<void> {
-    const fileSystem = this.fileSystem;
-    const temporary = `${this.file}.${randomUUID()}.tmp`;
-    try {
-      await fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
-      const handle = await fileSystem.open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(text, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fileSystem.rename(temporary, this.file);
-    } catch (error) {
-      await fileSystem.unlink(temporary).catch(() => undefined);
-      throw error;
-    }
+    await writeFileAtomically(this.fileSystem, this.file, text);
   }
 }

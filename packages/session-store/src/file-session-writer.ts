@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import nodePath from 'node:path';
-import { errorMessage } from '@claw/core';
+import { SerialQueue, errorMessage, writeFileAtomically } from '@claw/core';
 import { SessionFileError } from './errors.js';
 import { errnoCode, type SessionFileSystem } from './file-system.js';
 import { encodeChange, encodeSnapshot } from './records.js';
-import { SerialQueue } from '@claw/core';
 import type { SessionChange, SessionState } from './session-state.js';
 import type { SessionWriter } from './session-writer.js';
 
@@ -152,20 +150,9 @@ export class FileSessionWriter implements SessionWriter {
     const seq = state.seq;
     const line = encodeSnapshot(state);
     const folder = nodePath.dirname(this.file);
-    const temporary = `${this.file}.${randomUUID()}.tmp`;
-    const fileSystem = this.fileSystem;
     try {
-      await fileSystem.mkdir(folder, { recursive: true });
-      const handle = await fileSystem.open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(line, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fileSystem.rename(temporary, this.file);
+      await writeFileAtomically(this.fileSystem, this.file, line);
     } catch (error) {
-      await fileSystem.unlink(temporary).catch(() => undefined);
       this.needsSnapshot = true;
       throw this.writeFailed('save the session', error);
     }
