@@ -1,6 +1,7 @@
 import {
   ApprovalNotPendingError,
   PendingApprovals,
+  type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalPrompt,
 } from '@claw/approval';
@@ -91,10 +92,14 @@ export class UnattendedApprovals implements ApprovalHandler {
     this.explain = options.explain;
   }
 
-  async approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalDecision> {
+  async approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalAnswer> {
     if (signal.aborted) throw abortReason(signal);
     await this.explain(prompt);
-    return 'deny';
+    // Said to the model as it is: nobody was asked, so it is not a person's "no".
+    return {
+      decision: 'deny',
+      reason: `nobody was asked: this run is unattended, so calls that need approval are denied (${prompt.reason})`,
+    };
   }
 }
 

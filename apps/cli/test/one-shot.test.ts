@@ -97,6 +97,8 @@ describe('claw -p (CLI-5)', () => {
     expect(result.stderr).toMatch(/denied bash echo hi > ran\.txt: only a person may allow it/);
     const toolResult = parseEvents(result.stdout).find((event) => event.type === 'tool_result');
     expect(toolResult).toMatchObject({ tool_name: 'bash', is_error: true });
+    // The model is told nobody was asked, not that a person said no.
+    expect(toolResult).toMatchObject({ result: expect.stringContaining('permission denied: nobody was asked: this run is unattended') as unknown });
     expect(existsSync(path.join(workDir, 'ran.txt'))).toBe(false);
   });
 

@@ -12,6 +12,7 @@ import { DefaultPolicy } from './default-policy.js';
 import { argumentDigest } from './digest.js';
 import { grantKey, type Grant, type GrantStore } from './grant.js';
 import {
+  answerParts,
   invalidDecision,
   isApprovalDecision,
   type ApprovalHandler,
@@ -142,7 +143,7 @@ export class Gate implements ApprovalGate {
       return { allowed: false, reason, decision: 'deny' };
     }
 
-    const decision = await this.ask(facts, verdict.reason, signal);
+    const { decision, reason: answerReason } = await this.ask(facts, verdict.reason, signal);
     switch (decision) {
       case 'allow_once':
         await this.record(facts, 'allow_once', verdict.reason);
@@ -152,17 +153,21 @@ export class Gate implements ApprovalGate {
         await this.record(facts, 'allow_session', verdict.reason);
         return { allowed: true, decision };
       case 'deny':
-        await this.record(facts, 'deny', verdict.reason);
-        return { allowed: false, reason: `the user denied it: ${verdict.reason}`, decision };
+        await this.record(facts, 'deny', answerReason ?? verdict.reason);
+        return {
+          allowed: false,
+          reason: answerReason ?? `the user denied it: ${verdict.reason}`,
+          decision,
+        };
     }
   }
 
-  /** The handler's decision, or the signal's reason when it aborts first. */
+  /** The handler's decision (and reason), or the signal's reason when it aborts first. */
   private async ask(
     facts: CallFacts,
     reason: string,
     signal: AbortSignal,
-  ): Promise<ApprovalDecision> {
+  ): Promise<{ decision: ApprovalDecision; reason: string | undefined }> {
     const { request } = facts;
     const prompt: ApprovalPrompt = {
       requestId: facts.requestId,
@@ -180,9 +185,10 @@ export class Gate implements ApprovalGate {
       signal.addEventListener('abort', onAbort, { once: true });
     });
     try {
-      const decision: unknown = await Promise.race([this.handler.approve(prompt, signal), aborted]);
-      if (!isApprovalDecision(decision)) throw invalidDecision(decision);
-      return decision;
+      const answer: unknown = await Promise.race([this.handler.approve(prompt, signal), aborted]);
+      const { decision, reason } = answerParts(answer);
+      if (!isApprovalDecision(decision)) throw invalidDecision(answer);
+      return { decision, reason };
     } finally {
       if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
     }

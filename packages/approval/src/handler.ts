@@ -26,7 +26,22 @@ export interface ApprovalPrompt {
  * aborts it rejects with the signal's reason and leaves nothing behind.
  */
 export interface ApprovalHandler {
-  approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalDecision>;
+  approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalAnswer>;
+}
+
+/**
+ * A handler's answer: the decision, or the decision with the reason to give the model. A handler
+ * that answers for nobody (an unattended run) says so, instead of "the user denied it".
+ */
+export type ApprovalAnswer = ApprovalDecision | { decision: ApprovalDecision; reason: string };
+
+/** The decision and reason of an answer (`reason` undefined when the handler gave none). */
+export function answerParts(answer: unknown): { decision: unknown; reason: string | undefined } {
+  if (typeof answer === 'object' && answer !== null && 'decision' in answer) {
+    const { decision, reason } = answer as { decision: unknown; reason?: unknown };
+    return { decision, reason: typeof reason === 'string' && reason !== '' ? reason : undefined };
+  }
+  return { decision: answer, reason: undefined };
 }
 
 /** True when `value` is one of `allow_once`, `allow_session`, `deny`. */

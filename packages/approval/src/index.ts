@@ -32,8 +32,10 @@ export {
   type ApprovalFileSystem,
 } from './file-system.js';
 export {
+  answerParts,
   isApprovalDecision,
   staticHandler,
+  type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalPrompt,
 } from './handler.js';

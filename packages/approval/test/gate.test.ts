@@ -464,3 +464,26 @@ describe('Gate with the file audit log (APR-4)', () => {
     expect(entries.every((entry) => entry.time === '2030-01-01T00:00:00.000Z' && entry.sessionId === 'session-1')).toBe(true);
   });
 });
+
+describe('a handler that answers with its own reason', () => {
+  it('passes the reason to the model and the audit log instead of "the user denied it"', async () => {
+    const audit = new MemoryAuditLog();
+    const gate = new Gate({
+      handler: { approve: async () => ({ decision: 'deny' as const, reason: 'nobody was asked: this run is unattended' }) },
+      grants: new MemoryGrantStore(),
+      audit,
+    });
+    const decision = await gate.check(
+      {
+        sessionId: 's',
+        workDir: '/virtual',
+        risk: 'dangerous',
+        arguments: { command: 'npm test' },
+        toolCall: { id: 'c1', name: 'bash', arguments: '{"command":"npm test"}' },
+      },
+      { signal: new AbortController().signal },
+    );
+    expect(decision).toEqual({ allowed: false, reason: 'nobody was asked: this run is unattended', decision: 'deny' });
+    expect(audit.entries.at(-1)).toMatchObject({ decision: 'deny', reason: 'nobody was asked: this run is unattended' });
+  });
+});
