@@ -65,7 +65,7 @@ function isForkBomb(script: string): boolean {
   // `name(){ name|name& };name`, found by looking only where a function body starts, so the check
   // stays linear however long the text (a backtracking pattern over all of it took seconds).
   for (let start = bare.indexOf('(){'); start !== -1; start = bare.indexOf('(){', start + 3)) {
-    const name = /[a-z_:][\w:.-]{0,63}$/.exec(bare.slice(Math.max(0, start - 64), start))?.[0];
+    const name = nameBefore(bare, start);
     if (name === undefined || !bare.startsWith(`${name}|${name}&`, start + 3)) continue;
     let position = start + 3 + 2 * name.length + 2;
     if (bare[position] === ';') position += 1;
@@ -75,6 +75,15 @@ function isForkBomb(script: string): boolean {
     if (bare.startsWith(name, position)) return true;
   }
   return false;
+}
+
+/** The function name that ends at `end` (letters, digits, `_:.-`, not starting with a digit). */
+function nameBefore(text: string, end: number): string | undefined {
+  let start = end;
+  // Each scan stays within one run of name characters, so all scans together are linear.
+  while (start > 0 && /[\w:.-]/.test(text[start - 1] as string)) start -= 1;
+  while (start < end && !/[a-z_:]/.test(text[start] as string)) start += 1;
+  return start < end ? text.slice(start, end) : undefined;
 }
 
 function lower(word: Word): string {

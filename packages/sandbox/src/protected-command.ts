@@ -1,3 +1,5 @@
+import { posix } from 'node:path';
+import { protectedPathReason } from './opened-file.js';
 import { analyseCommand } from './shell-walk.js';
 
 const keyValue = /^(?:--?[\w-]+|[A-Za-z_][\w.-]*)=(.*)$/s;
@@ -26,18 +28,11 @@ export function checkProtectedPaths(command: string): string | undefined {
   return undefined;
 }
 
+// Words are judged as paths from the workspace root, by the same rule the file tools apply.
+const root = '/workspace';
+
 function protectedReason(value: string): string | undefined {
-  const parts: string[] = [];
-  for (const segment of value.replace(/^\$(PWD|\{PWD\})(?=\/|$)/, '.').split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') parts.pop();
-    else parts.push(segment.toLowerCase());
-  }
-  const [first, second, third] = parts;
-  if (first === '.claw') return `${JSON.stringify(value)} is inside .claw/, which holds claw's grants and sessions`;
-  if (first === '.git' && second === 'hooks') return `${JSON.stringify(value)} is a git hook, a program git runs`;
-  if (first === '.git' && second === 'config' && third === undefined) {
-    return `${JSON.stringify(value)} is git's config, which can make git run programs`;
-  }
-  return undefined;
+  const relative = value.replace(/^\$(PWD|\{PWD\})(?=\/|$)/, '.');
+  const reason = protectedPathReason(root, posix.join(root, relative));
+  return reason === undefined ? undefined : `${JSON.stringify(value)} is protected: ${reason}`;
 }

@@ -5,20 +5,24 @@ import { checkDestructiveCommand, checkProtectedPaths, checkWorkspaceEscape } fr
 // backtracks quadratically takes minutes on these inputs and fails by the test timeout.
 describe('the command fences on very long input', () => {
   const long = 'a'.repeat(300_000);
-  const inputs = [
-    `echo ${long}`,
-    `${long}(){ ${long}|${long}& };${long}`,
-    `cat ${'../'.repeat(100_000)}x`,
-    `${'f(){'.repeat(100_000)}`,
-    `echo "${long}`,
-    `$(${'$('.repeat(10_000)}`,
+  // [input, destructive?, escapes?] — each fence must answer, and answer right.
+  const inputs: Array<[string, boolean, boolean]> = [
+    [`echo ${long}`, false, false],
+    [`${long}(){ ${long}|${long}& };${long}`, true, false],
+    [`cat ${'../'.repeat(100_000)}x`, false, true],
+    [`${'f(){'.repeat(100_000)}`, false, false],
+    [`echo "${long}`, false, false],
+    [`echo ${long} > .claw/grants.json`, false, false],
   ];
 
-  it.each(inputs.map((input, index) => [index, input] as const))('input %i returns', (_index, input) => {
-    expect(typeof (checkDestructiveCommand(input) ?? '')).toBe('string');
-    expect(typeof (checkWorkspaceEscape(input) ?? '')).toBe('string');
-    expect(typeof (checkProtectedPaths(input) ?? '')).toBe('string');
-  });
+  it.each(inputs.map(([input, destructive, escapes], index) => [index, input, destructive, escapes] as const))(
+    'input %i is judged in linear time',
+    (_index, input, destructive, escapes) => {
+      expect(checkDestructiveCommand(input) !== undefined).toBe(destructive);
+      expect(checkWorkspaceEscape(input) !== undefined).toBe(escapes);
+      expect(checkProtectedPaths(input) !== undefined).toBe(input.includes('.claw/'));
+    },
+  );
 
   it('still judges a long command correctly', () => {
     expect(checkDestructiveCommand(`echo ${long}; rm -rf /`)).toBeDefined();
