@@ -7,7 +7,11 @@ export {
   UnsafeFileError,
   type SandboxErrorCode,
 } from './errors.js';
-export { resolveWithinWorkspace } from './resolve.js';
+export {
+  locateWithinWorkspace,
+  resolveWithinWorkspace,
+  type WorkspaceLocation,
+} from './resolve.js';
 export { protectedPathReason, verifyOpenedFile } from './opened-file.js';
 export { resolveWritableFile, type WritableFile } from './writable.js';
 export { WorkspaceDirectory } from './directory.js';

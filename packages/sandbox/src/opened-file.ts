@@ -21,10 +21,11 @@ import { isInside } from './resolve.js';
  */
 export async function verifyOpenedFile(
   handle: FileHandle,
-  options: { workDir: string; path: string; allowDirectory?: boolean },
+  options: { workDir: string; path: string; allowDirectory?: boolean; realRoot?: string },
 ): Promise<Stats> {
   const info = await handle.stat();
-  const realRoot = await realpath(options.workDir);
+  // The caller may already know the real root (from `locateWithinWorkspace`).
+  const realRoot = options.realRoot ?? (await realpath(options.workDir));
   const location = await descriptorLocation(handle, options.path, info);
   if (location === undefined || !isInside(realRoot, location)) {
     throw new PathOutsideWorkspaceError(

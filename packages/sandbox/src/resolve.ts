@@ -37,6 +37,27 @@ const maxLinkHops = 40;
  *   `cause`.
  */
 export async function resolveWithinWorkspace(workDir: string, path: string): Promise<string> {
+  return (await locateWithinWorkspace(workDir, path)).path;
+}
+
+/** Where a workspace path is: lexically, and for real (symlinks followed), with the real root. */
+export interface WorkspaceLocation {
+  /** The lexical absolute path (what `resolveWithinWorkspace` returns). */
+  path: string;
+  /** The real location of the target (it need not exist yet). */
+  realPath: string;
+  /** The real location of the workspace root. */
+  realRoot: string;
+}
+
+/**
+ * `resolveWithinWorkspace`, also giving the real locations it checked, so callers that check
+ * more (what was opened, protected paths) need not resolve them again. Same checks and errors.
+ */
+export async function locateWithinWorkspace(
+  workDir: string,
+  path: string,
+): Promise<WorkspaceLocation> {
   checkUsable(workDir, 'workspace directory');
   checkUsable(path, 'path');
   if (nodePath.isAbsolute(path)) throw outside(path, 'is absolute');
@@ -50,7 +71,7 @@ export async function resolveWithinWorkspace(workDir: string, path: string): Pro
   if (!isInside(realRoot, realTarget)) {
     throw outside(path, `leads through a symlink to ${realTarget}`);
   }
-  return target;
+  return { path: target, realPath: realTarget, realRoot };
 }
 
 /** True when `candidate` is `root` or lies below it; both must be absolute and normalised. */

@@ -1,8 +1,8 @@
-import { lstat, realpath } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { ProtectedPathError } from './errors.js';
 import { protectedPathReason } from './opened-file.js';
-import { realLocation, resolveWithinWorkspace } from './resolve.js';
+import { locateWithinWorkspace } from './resolve.js';
 
 export interface WritableFile {
   /** The lexical absolute path, as `resolveWithinWorkspace` returns it. */
@@ -25,9 +25,9 @@ export interface WritableFile {
  * @throws ProtectedPathError when the real target is a protected path.
  */
 export async function resolveWritableFile(workDir: string, path: string): Promise<WritableFile> {
-  const absolutePath = await resolveWithinWorkspace(workDir, path);
-  const realRoot = await realpath(workDir);
-  const realTarget = await realLocation(absolutePath, path);
+  const location = await locateWithinWorkspace(workDir, path);
+  const { realRoot, realPath: realTarget } = location;
+  const absolutePath = location.path;
   const reason =
     protectedPathReason(realRoot, realTarget) ??
     protectedPathReason(nodePath.resolve(workDir), absolutePath);

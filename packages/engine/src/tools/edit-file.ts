@@ -64,7 +64,8 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
 
       let original: string;
       try {
-        const source = { workDir, path: args.path, file: file.absolutePath, shown };
+        const { absolutePath, realRoot } = file;
+        const source = { workDir, path: args.path, file: absolutePath, shown, realRoot };
         const loaded = await loadText(source, signal);
         if (typeof loaded !== 'string') return loaded;
         original = loaded;
@@ -114,7 +115,7 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
  * is read is what was opened, checked to be a regular file inside the workspace with one link.
  */
 async function loadText(
-  source: { workDir: string; path: string; file: string; shown: string },
+  source: { workDir: string; path: string; file: string; shown: string; realRoot: string },
   signal: AbortSignal,
 ): Promise<string | ToolResult> {
   const { shown } = source;
@@ -135,6 +136,7 @@ async function loadText(
       workDir: source.workDir,
       path: source.path,
       allowDirectory: true,
+      realRoot: source.realRoot,
     });
     if (info.isDirectory()) {
       return { content: `${shown} is a directory, not a file`, isError: true };

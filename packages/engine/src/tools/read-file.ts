@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
-import { resolveWithinWorkspace, verifyOpenedFile } from '@claw/sandbox';
+import { locateWithinWorkspace, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
 import { displayPath, errnoCode, fileSystemError } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
@@ -66,7 +66,7 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const absolutePath = await resolveWithinWorkspace(workDir, args.path);
+      const { path: absolutePath, realRoot } = await locateWithinWorkspace(workDir, args.path);
       const shown = displayPath(workDir, absolutePath);
       let handle: FileHandle;
       try {
@@ -81,6 +81,7 @@ export function createReadFileTool(
           workDir,
           path: args.path,
           allowDirectory: true,
+          realRoot,
         });
         if (info.isDirectory()) return directoryResult(shown);
         if (!info.isFile()) {
