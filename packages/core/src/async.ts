@@ -20,27 +20,35 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * A child signal that aborts (with the same reason) when `parent` does, for handing to code that
- * adds abort listeners and never removes them (HTTP clients do). Call `dispose` when the operation
- * settles: it removes the one listener this put on `parent`, so a long-lived parent signal
- * collects no listeners however many operations it covers.
+ * A child signal that aborts (with the same reason) as soon as any of `parents` does, for handing
+ * to code that adds abort listeners and never removes them (HTTP clients do), or for one operation
+ * that several signals may stop (the run's signal and a budget's). Call `dispose` when the
+ * operation settles: it removes the listeners this put on the parents, so long-lived parent
+ * signals collect none however many operations they cover. `undefined` parents are skipped.
  */
-export function linkAbortSignal(parent: AbortSignal | undefined): {
+export function linkAbortSignal(...parents: ReadonlyArray<AbortSignal | undefined>): {
   signal: AbortSignal;
   dispose: () => void;
 } {
   const controller = new AbortController();
-  if (parent === undefined) return { signal: controller.signal, dispose: () => undefined };
-  if (parent.aborted) {
-    controller.abort(parent.reason);
+  const present = parents.filter((parent): parent is AbortSignal => parent !== undefined);
+  const aborted = present.find((parent) => parent.aborted);
+  if (aborted !== undefined) {
+    controller.abort(aborted.reason);
     return { signal: controller.signal, dispose: () => undefined };
   }
-  const forward = (): void => controller.abort(parent.reason);
-  parent.addEventListener('abort', forward, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => parent.removeEventListener('abort', forward),
+  const removers = present.map((parent) => {
+    const forward = (): void => {
+      dispose();
+      controller.abort(parent.reason);
+    };
+    parent.addEventListener('abort', forward, { once: true });
+    return () => parent.removeEventListener('abort', forward);
+  });
+  const dispose = (): void => {
+    for (const remove of removers.splice(0)) remove();
   };
+  return { signal: controller.signal, dispose };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ClawError } from './errors.js';
+import { ClawUserError } from './errors.js';
 
 const positiveInt = z.number().int().positive();
 /** Budgets: a number ≤ 0 means unlimited. */
@@ -66,7 +66,7 @@ export function parseClawConfig(value: unknown, source: string): ClawConfig {
     }
     return `"${key}": ${issue.message}`;
   });
-  throw new ClawError(`invalid configuration in ${source}: ${problems.join('; ')}`, {
+  throw new ClawUserError(`invalid configuration in ${source}: ${problems.join('; ')}`, {
     code: 'config_invalid',
     cause: result.error,
   });

@@ -1,110 +1,118 @@
-import { z } from 'zod';
-import { riskLevels } from './tools.js';
+import type { RiskLevel } from './tools.js';
 
 /**
- * The channel protocol: JSON lines between a client (terminal in stream-json mode, TCP or
- * WebSocket client, web console) and a claw session. Field names are snake_case on the wire.
+ * The events of a session (RT-3, CH-2), as the runtime records them and the channel protocol
+ * sends them: one value per event, snake_case as on the wire. The zod schemas that validate them
+ * live in `@claw/channel` (which checks at compile time that they describe these same types).
  */
 
 export const approvalDecisions = ['allow_once', 'allow_session', 'deny'] as const;
 export type ApprovalDecision = (typeof approvalDecisions)[number];
 
-// ---- CH-2: events a session sends -------------------------------------------------------------
+/** What a session is doing (the `state` event, RT-4 snapshots). */
+export const sessionRunStates = ['idle', 'running', 'awaiting_approval'] as const;
+export type SessionRunState = (typeof sessionRunStates)[number];
 
-export const serverEventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('thinking'), turn: z.number().int().positive().optional() }),
-  z.object({ type: z.literal('text_delta'), content: z.string() }),
-  z.object({ type: z.literal('text_completed'), content: z.string() }),
-  z.object({
-    type: z.literal('tool_call'),
-    tool_call_id: z.string(),
-    tool_name: z.string(),
-    arguments: z.string(),
-  }),
-  z.object({
-    type: z.literal('tool_result'),
-    tool_call_id: z.string(),
-    tool_name: z.string(),
-    result: z.string(),
-    is_error: z.boolean(),
-  }),
-  z.object({ type: z.literal('task_completed'), content: z.string() }),
-  z.object({ type: z.literal('task_canceled'), reason: z.string().optional() }),
-  z.object({ type: z.literal('task_failed'), error: z.string(), code: z.string().optional() }),
-  z.object({ type: z.literal('error'), error: z.string(), code: z.string().optional() }),
-  z.object({ type: z.literal('pong') }),
-  z.object({
-    type: z.literal('approval_request'),
-    request_id: z.string(),
-    tool_name: z.string(),
-    risk: z.enum(riskLevels),
-    reason: z.string(),
-    arguments: z.string().optional(),
-  }),
-]);
-
-export type ServerEvent = z.infer<typeof serverEventSchema>;
-export type ServerEventType = ServerEvent['type'];
-export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
-
-/** The event types that end a task; exactly one of them closes every task's event stream. */
-export const taskEndEventTypes = ['task_completed', 'task_canceled', 'task_failed'] as const;
-
-// ---- CH-1: messages a client sends ------------------------------------------------------------
-
-export const clientMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('prompt'), content: z.string().trim().min(1) }),
-  z.object({ type: z.literal('interrupt') }),
-  z.object({ type: z.literal('close') }),
-  z.object({ type: z.literal('ping') }),
-  z.object({
-    type: z.literal('approval_response'),
-    request_id: z.string().min(1),
-    decision: z.enum(approvalDecisions),
-  }),
-]);
-
-export type ClientMessage = z.infer<typeof clientMessageSchema>;
-
-/** Default cap on one client line, in bytes (UTF-8). */
-export const defaultMaxClientLineBytes = 1024 * 1024;
-
-const utf8Encoder = new TextEncoder();
-
-export type ParsedClientMessage =
-  | { ok: true; message: ClientMessage }
-  | { ok: false; error: string };
+/** Token counts on the wire. */
+export interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
 
 /**
- * Parses one JSON line from a client. Never throws: a line that is too long, not JSON, of an
- * unknown type or missing a field gives `{ ok: false, error }` with a message meant for the
- * client, and the connection can go on (CH-1).
+ * What is left of each budget that has a limit (absent: unlimited). Tokens and spawns are counts,
+ * cost in US dollars, tool time in milliseconds.
  */
-export function parseClientMessage(
-  line: string,
-  options: { maxBytes?: number } = {},
-): ParsedClientMessage {
-  const maxBytes = options.maxBytes ?? defaultMaxClientLineBytes;
-  // Cheap bound first: a UTF-8 byte is at least a UTF-16 unit and at most three per unit.
-  const size = line.length * 3 <= maxBytes ? line.length : utf8Encoder.encode(line).length;
-  if (size > maxBytes) {
-    return { ok: false, error: `message too large: ${size} bytes, the limit is ${maxBytes}` };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return { ok: false, error: 'invalid JSON: send one JSON object per line' };
-  }
-  const result = clientMessageSchema.safeParse(value);
-  if (result.success) return { ok: true, message: result.data };
-  const type = (value as { type?: unknown } | null)?.type;
-  const known = clientMessageSchema.options.map((option) => option.shape.type.value);
-  if (typeof type !== 'string' || !(known as string[]).includes(type)) {
-    return {
-      ok: false,
-      error: `unknown message type ${JSON.stringify(type)}: expected one of ${known.join(', ')}`,
-    };
-  }
-  return { ok: false, error: `invalid ${type} message: ${z.prettifyError(result.error)}` };
+export interface BudgetsLeft {
+  session_tokens?: number;
+  run_tokens?: number;
+  session_cost_usd?: number;
+  run_cost_usd?: number;
+  tool_time_ms?: number;
+  subagents?: number;
+}
+
+/** The events of a session, before the log gives them `session_id`, `seq` and `at`. */
+export type SessionEventBody =
+  /** A task began with this prompt (every watcher sees what was asked). */
+  | { type: 'task_started'; task_id: string; content: string }
+  | { type: 'thinking'; task_id: string; turn: number }
+  | { type: 'text_delta'; task_id: string; content: string }
+  | { type: 'text_completed'; task_id: string; content: string }
+  | {
+      type: 'tool_call';
+      task_id: string;
+      tool_call_id: string;
+      tool_name: string;
+      arguments: string;
+    }
+  | {
+      type: 'tool_result';
+      task_id: string;
+      tool_call_id: string;
+      tool_name: string;
+      result: string;
+      is_error: boolean;
+    }
+  | {
+      type: 'approval_request';
+      task_id: string;
+      request_id: string;
+      tool_name: string;
+      risk: RiskLevel;
+      reason: string;
+      arguments: string;
+    }
+  | {
+      type: 'approval_resolved';
+      task_id: string;
+      request_id: string;
+      decision: ApprovalDecision;
+      /** Who decided: a client's name, or `"canceled"` when the wait ended without an answer. */
+      by: string;
+    }
+  | { type: 'state'; state: SessionRunState; task_id?: string }
+  | {
+      type: 'usage';
+      task_id: string;
+      /** This model call. */
+      call: WireUsage;
+      /** This task so far (subagents included). */
+      run: WireUsage;
+      /** The session's whole life. */
+      session: WireUsage;
+      /** US dollars: this call (null when the model has no price), the task, the session. */
+      cost: { call_usd: number | null; run_usd: number; session_usd: number; unpriced_calls: number };
+      budgets_left: BudgetsLeft;
+    }
+  | { type: 'task_completed'; task_id: string; content: string }
+  | { type: 'task_canceled'; task_id: string; reason?: string }
+  | { type: 'task_failed'; task_id: string; error: string; code: string };
+
+/** Fields every session event carries (RT-3). */
+export interface SessionEventFields {
+  session_id: string;
+  /** Per session: 1, 2, 3… never reused, continued after a restart. */
+  seq: number;
+  /** ISO 8601. */
+  at: string;
+}
+
+type WithFields<T> = T extends unknown ? T & SessionEventFields : never;
+
+/** One recorded event of a session. */
+export type SessionEvent = WithFields<SessionEventBody>;
+export type SessionEventType = SessionEvent['type'];
+export type SessionEventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
+
+/** The event types that end a task; exactly one of them ends every task. */
+export const taskEndEventTypes = ['task_completed', 'task_canceled', 'task_failed'] as const;
+export type TaskEndEventType = (typeof taskEndEventTypes)[number];
+
+/** True for `task_completed`, `task_canceled` and `task_failed`. */
+export function isTaskEndEvent(
+  event: { type: string },
+): event is { type: TaskEndEventType } {
+  return (taskEndEventTypes as readonly string[]).includes(event.type);
 }

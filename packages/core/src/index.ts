@@ -1,15 +1,20 @@
 export {
   ClawError,
+  ClawUserError,
   abortReason,
+  causeChain,
+  errnoCode,
   errorMessage,
   findError,
   hasErrorCode,
+  isUserError,
   throwIfAborted,
 } from './errors.js';
 export { SerialQueue, linkAbortSignal, sleep } from './async.js';
 export {
   addUsage,
   emptyUsage,
+  findUnpairedCalls,
   messageSchema,
   toolCallSchema,
   type AssistantMessage,
@@ -18,6 +23,7 @@ export {
   type SystemMessage,
   type ToolCall,
   type ToolMessage,
+  type UnpairedCalls,
   type Usage,
   type UserMessage,
 } from './messages.js';
@@ -41,20 +47,22 @@ export type {
   Provider,
   StreamEvent,
 } from './provider.js';
-export type { Reporter, ToolResultReport } from './reporter.js';
+export type { Reporter, ToolResultReport, UsageReport } from './reporter.js';
 export {
   approvalDecisions,
-  clientMessageSchema,
-  defaultMaxClientLineBytes,
-  parseClientMessage,
-  serverEventSchema,
+  isTaskEndEvent,
+  sessionRunStates,
   taskEndEventTypes,
   type ApprovalDecision,
-  type ClientMessage,
-  type ParsedClientMessage,
-  type ServerEvent,
-  type ServerEventOf,
-  type ServerEventType,
+  type BudgetsLeft,
+  type SessionEvent,
+  type SessionEventBody,
+  type SessionEventFields,
+  type SessionEventOf,
+  type SessionEventType,
+  type SessionRunState,
+  type TaskEndEventType,
+  type WireUsage,
 } from './events.js';
 export {
   clawConfigSchema,

@@ -84,3 +84,51 @@ export function addUsage(a: Usage, b: Usage | undefined): Usage {
     totalTokens: a.totalTokens + b.totalTokens,
   };
 }
+
+/** Tool calls of one assistant message that have no Observation (see {@link findUnpairedCalls}). */
+export interface UnpairedCalls {
+  /** Index of the assistant message that made the calls. */
+  assistantIndex: number;
+  /**
+   * Where their Observations belong: right after the assistant message and the Observations
+   * directly following it (the index of the next message that is not an Observation).
+   */
+  before: number;
+  /** The calls without an Observation, in call order. */
+  calls: ToolCall[];
+}
+
+/**
+ * Every assistant tool call that has no Observation, grouped by the assistant message that made
+ * it, oldest first. A call's Observation is looked for between its assistant message and the next
+ * assistant message (providers may reuse ids across turns). Both the engine (pairing calls of a
+ * run that stopped, ENG-5) and the session store's repair (SES-7) use this one definition.
+ */
+export function findUnpairedCalls(history: readonly Message[]): UnpairedCalls[] {
+  const gaps: UnpairedCalls[] = [];
+  let index = 0;
+  while (index < history.length) {
+    const assistantIndex = index;
+    const message = history[index];
+    index += 1;
+    if (message?.role !== 'assistant' || message.toolCalls === undefined) continue;
+    let end = index;
+    while (end < history.length && history[end]?.role !== 'assistant') end += 1;
+    const answered = new Set<string>();
+    for (let at = index; at < end; at += 1) {
+      const later = history[at];
+      if (later?.role === 'tool') answered.add(later.toolCallId);
+    }
+    let before = index;
+    while (before < end && history[before]?.role === 'tool') before += 1;
+    const calls: ToolCall[] = [];
+    for (const call of message.toolCalls) {
+      if (answered.has(call.id)) continue;
+      answered.add(call.id);
+      calls.push(call);
+    }
+    if (calls.length > 0) gaps.push({ assistantIndex, before, calls });
+    index = end;
+  }
+  return gaps;
+}

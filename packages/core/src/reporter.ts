@@ -1,4 +1,5 @@
-import type { Message, ToolCall } from './messages.js';
+import type { Message, ToolCall, Usage } from './messages.js';
+import type { CostTotals } from './session.js';
 
 /** What the reporter is told about one finished tool call. */
 export interface ToolResultReport {
@@ -8,10 +9,34 @@ export interface ToolResultReport {
   isError: boolean;
 }
 
+/** Tokens and money after one model call, and what the budgets have left (BUD-*). */
+export interface UsageReport {
+  /** This model call. */
+  call: Usage;
+  /** Price of this call in US dollars; `undefined` when the model has no price. */
+  callCostUsd: number | undefined;
+  /** This run so far, subagents included. */
+  run: Usage;
+  runCost: CostTotals;
+  /** The session's whole life. */
+  session: Usage;
+  sessionCost: CostTotals;
+  /** What each limited budget has left (absent: unlimited). */
+  budgetsLeft: {
+    sessionTokens?: number;
+    runTokens?: number;
+    sessionCostUsd?: number;
+    runCostUsd?: number;
+    toolTimeMs?: number;
+    subagents?: number;
+  };
+}
+
 /**
  * Receives what happens during a run, for a terminal, a socket or a log (CORE-4). Every callback
  * is awaited and may fail: a rejected callback stops the run (ENG-7), so a reporter that cannot
- * deliver (a closed connection) never lets tools run unseen. All callbacks are optional.
+ * deliver (a closed connection) never lets tools run unseen. All callbacks are optional. The time
+ * a callback takes never counts against a model call's timeouts.
  */
 export interface Reporter {
   /** A model call is about to start (`turn` counts from 1 within the run). */
@@ -24,4 +49,6 @@ export interface Reporter {
   onToolResult?(result: ToolResultReport): void | Promise<void>;
   /** Every message appended to the history, in order. */
   onMessage?(message: Message): void | Promise<void>;
+  /** After each model call that reported usage. */
+  onUsage?(report: UsageReport): void | Promise<void>;
 }

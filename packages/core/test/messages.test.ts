@@ -44,3 +44,28 @@ describe('Usage', () => {
     expect(addUsage(emptyUsage, one)).toEqual(one);
   });
 });
+
+describe('findUnpairedCalls', () => {
+  const call = (id: string) => ({ id, name: 'bash', arguments: '{}' });
+  it('finds calls without an Observation, per assistant message, in call order', async () => {
+    const { findUnpairedCalls } = await import('../src/index.js');
+    const history: Message[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: '', toolCalls: [call('a'), call('b'), call('c')] },
+      { role: 'tool', toolCallId: 'b', content: 'ok' },
+      { role: 'user', content: 'and then' },
+      { role: 'assistant', content: '', toolCalls: [call('a')] },
+      { role: 'tool', toolCallId: 'a', content: 'ok' },
+      { role: 'assistant', content: '', toolCalls: [call('d'), call('e')] },
+    ];
+    expect(findUnpairedCalls(history)).toEqual([
+      { assistantIndex: 1, before: 3, calls: [call('a'), call('c')] },
+      { assistantIndex: 6, before: 7, calls: [call('d'), call('e')] },
+    ]);
+    expect(findUnpairedCalls(history.slice(0, 1))).toEqual([]);
+    // A repeated id in one message needs one Observation only once.
+    expect(
+      findUnpairedCalls([{ role: 'assistant', content: '', toolCalls: [call('x'), call('x')] }]),
+    ).toEqual([{ assistantIndex: 0, before: 1, calls: [call('x')] }]);
+  });
+});

@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 
 /** The part of an open file the store uses. */
 export interface SessionFileHandle {
@@ -9,9 +9,9 @@ export interface SessionFileHandle {
 }
 
 /**
- * The file operations `FileSessionManager` uses, so that tests (and unusual hosts) can put their
+ * The file operations the file session log uses, so that tests (and unusual hosts) can put their
  * own underneath. The default is Node's `fs/promises`. Failures must reject with Node-style
- * errors (`code: 'ENOENT'` for a missing file).
+ * errors (`code: 'ENOENT'` for a missing file, `'EEXIST'` for an existing one).
  */
 export interface SessionFileSystem {
   readFile(path: string, encoding: 'utf8'): Promise<string>;
@@ -23,6 +23,8 @@ export interface SessionFileSystem {
    */
   open(path: string, flags: string | number, mode?: number): Promise<SessionFileHandle>;
   rename(from: string, to: string): Promise<void>;
+  /** A second name for a file; fails with `EEXIST` when `to` exists (locks are taken this way). */
+  link(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
 }
 
@@ -33,11 +35,6 @@ export const nodeSessionFileSystem: SessionFileSystem = {
   mkdir: (path, options) => mkdir(path, options),
   open: (path, flags, mode) => open(path, flags, mode),
   rename: (from, to) => rename(from, to),
+  link: (from, to) => link(from, to),
   unlink: (path) => unlink(path),
 };
-
-/** The `code` of a Node file-system error, if it has one. */
-export function errnoCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}

@@ -1,23 +1,39 @@
 export { MemorySession, type MemorySessionOptions } from './memory-session.js';
 export {
-  SessionFileError,
+  SessionLockedError,
+  SessionLogError,
   SessionStoreError,
-  type SessionFileErrorCode,
+  type SessionLockHolder,
+  type SessionLogErrorCode,
   type SessionStoreErrorCode,
 } from './errors.js';
 export type {
+  AppendResult,
+  LogRecord,
+  SessionLog,
+  SessionLogLock,
+  SessionPage,
+  SessionSnapshot,
+  SessionSummary,
+  StoredLog,
+} from './session-log.js';
+export type { SessionChange, RepairInsert } from './session-state.js';
+export type {
   GetOrCreateOptions,
   PersistentSession,
+  SessionLease,
   SessionManager,
-  SessionSummary,
 } from './session-manager.js';
+export { SessionStore, type SessionStoreOptions } from './session-store.js';
 export {
-  FileSessionManager,
+  FileSessionLog,
+  defaultCompactMinBytes,
   sessionFileExtension,
   sessionsFolder,
-  type FileSessionManagerOptions,
-} from './file-session-manager.js';
-export { defaultCompactMinBytes } from './file-session-writer.js';
+  type FileSessionLogOptions,
+} from './file-session-log.js';
+export { FileSessionManager, type FileSessionManagerOptions } from './file-session-manager.js';
+export { MemorySessionLog } from './memory-session-log.js';
 export {
   MemorySessionManager,
   type MemorySessionManagerOptions,

@@ -1,62 +1,24 @@
-import { byRecency, LiveSessions } from './live-sessions.js';
-import type {
-  GetOrCreateOptions,
-  PersistentSession,
-  SessionManager,
-  SessionSummary,
-} from './session-manager.js';
-import { assertSessionId } from './session-id.js';
-import { newSessionState } from './session-state.js';
-import { memoryWriter } from './session-writer.js';
-import { StoredSession } from './stored-session.js';
+import { MemorySessionLog } from './memory-session-log.js';
+import { SessionStore } from './session-store.js';
 
 /** Options of {@link MemorySessionManager}. */
 export interface MemorySessionManagerOptions {
-  /** The clock for createdAt and updatedAt. Default: the current time. */
+  /** The clock for createdAt, updatedAt and event times. Default: the current time. */
   now?: () => Date;
+  /** The log to keep sessions in. Default: a new one of its own. */
+  log?: MemorySessionLog;
 }
 
 /**
  * Sessions in memory only (SES-6): the same sessions as `FileSessionManager` (repair, tool
- * journal, totals kept across `clear`), but nothing ever touches disk and nothing survives the
- * process. For tests and library users.
+ * journal, events, totals kept across `clear`, one owner at a time), but nothing ever touches
+ * disk and nothing survives the process. For tests and library users.
  */
-export class MemorySessionManager implements SessionManager {
-  private readonly live = new LiveSessions();
-  private readonly now: () => Date;
-
+export class MemorySessionManager extends SessionStore {
   constructor(options: MemorySessionManagerOptions = {}) {
-    this.now = options.now ?? (() => new Date());
-  }
-
-  /**
-   * The session with this id, new (and empty) on first use.
-   *
-   * @throws SessionStoreError `invalid_session_id`, `invalid_work_dir`,
-   * `session_workdir_conflict`.
-   */
-  getOrCreate(id: string, options: GetOrCreateOptions): Promise<PersistentSession> {
-    return this.live.getOrOpen(id, options.workDir, async () => {
-      const now = this.now().toISOString();
-      const state = newSessionState({ id, workDir: options.workDir, now });
-      return new StoredSession({ state, writer: () => memoryWriter, now: this.now });
+    super({
+      log: options.log ?? new MemorySessionLog(),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
-  }
-
-  async list(): Promise<SessionSummary[]> {
-    const sessions = await this.live.all();
-    return sessions.map((session) => session.summary()).sort(byRecency);
-  }
-
-  /** @throws SessionStoreError `invalid_session_id`. */
-  async clear(id: string): Promise<void> {
-    assertSessionId(id);
-    await (await this.live.peek(id))?.clear();
-  }
-
-  /** @throws SessionStoreError `invalid_session_id`. */
-  async delete(id: string): Promise<void> {
-    assertSessionId(id);
-    await (await this.live.take(id))?.delete();
   }
 }

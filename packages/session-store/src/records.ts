@@ -4,13 +4,19 @@ import {
   toolCallSchema,
   type CostTotals,
   type Message,
+  type SessionEvent,
   type ToolCall,
   type Usage,
 } from '@claw/core';
-import type { RepairInsert, SessionChange, SessionState } from './session-state.js';
+import type { SessionSnapshot } from './session-log.js';
+import type { RepairInsert, SessionChange } from './session-state.js';
 
-/** The version every record of a session file carries (`"v"`). */
-export const sessionRecordVersion = 1;
+/**
+ * The version of the records claw writes (`"v"`). Version 2 added events (RT-3) and the event
+ * count of snapshots; version 1 files are still read.
+ */
+export const sessionRecordVersion = 2;
+const readableVersions: ReadonlySet<unknown> = new Set([1, 2]);
 
 // `,"sum":"` + 8 hex digits + `"}`
 const sumSuffixLength = 18;
@@ -25,34 +31,45 @@ function checksum(body: string): string {
  * record's JSON without it. A line cut short or scribbled over then never passes for data.
  */
 function seal(record: object): string {
-  const body = JSON.stringify(record);
+  return sealJson(JSON.stringify(record));
+}
+
+/** `seal` of a record already encoded as JSON (an object). */
+function sealJson(body: string): string {
   return `${body.slice(0, -1)},"sum":"${checksum(body)}"}\n`;
 }
 
-/** The log line for change number `seq`, made at time `at`. */
-export function encodeChange(seq: number, at: string, change: SessionChange): string {
-  return seal({ v: sessionRecordVersion, seq, at, ...change });
+/**
+ * The log line for change number `seq`, made at time `at`. `encoded` is `JSON.stringify(change)`
+ * when the caller has it already (the line is then built around it, not encoded again).
+ */
+export function encodeChange(
+  seq: number,
+  at: string,
+  change: SessionChange,
+  encoded?: string,
+): string {
+  if (encoded === undefined) return seal({ v: sessionRecordVersion, seq, at, ...change });
+  return sealJson(`{"v":${sessionRecordVersion},"seq":${seq},"at":${JSON.stringify(at)},${encoded.slice(1)}`);
 }
 
 /** The snapshot line: the whole state, the first line of every session file. */
-export function encodeSnapshot(state: SessionState): string {
+export function encodeSnapshot(snapshot: SessionSnapshot): string {
   return seal({
     v: sessionRecordVersion,
-    seq: state.seq,
-    at: state.updatedAt,
+    seq: snapshot.seq,
+    at: snapshot.updatedAt,
     type: 'snapshot',
     session: {
-      id: state.id,
-      workDir: state.workDir,
-      createdAt: state.createdAt,
-      updatedAt: state.updatedAt,
-      history: state.messages,
-      usage: state.usage,
-      cost: state.cost,
-      journal: {
-        active: state.journalActive,
-        calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
-      },
+      id: snapshot.id,
+      workDir: snapshot.workDir,
+      createdAt: snapshot.createdAt,
+      updatedAt: snapshot.updatedAt,
+      eventSeq: snapshot.eventSeq,
+      history: snapshot.history,
+      usage: snapshot.usage,
+      cost: snapshot.cost,
+      journal: snapshot.journal,
     },
   });
 }
@@ -83,20 +100,8 @@ export class RecordProblem extends Error {
   }
 }
 
-/** The snapshot's contents. */
-export interface SnapshotData {
-  createdAt: string;
-  updatedAt: string;
-  workDir: string;
-  history: Message[];
-  usage: Usage;
-  cost: CostTotals;
-  journalActive: boolean;
-  journal: Map<string, { started: boolean; finished: boolean }>;
-}
-
 export type DecodedRecord =
-  | { seq: number; at: string; kind: 'snapshot'; snapshot: SnapshotData }
+  | { seq: number; at: string; kind: 'snapshot'; snapshot: SessionSnapshot }
   | { seq: number; at: string; kind: 'change'; change: SessionChange };
 
 type Fields = Record<string, unknown>;
@@ -194,29 +199,40 @@ function repairInserts(value: unknown): RepairInsert[] {
   });
 }
 
-function snapshot(value: unknown): SnapshotData {
+function snapshot(value: unknown, seq: number): SessionSnapshot {
   const session = fields(value, 'session');
   const journal = fields(session.journal, 'session.journal');
   const entries = list(journal.calls, 'session.journal.calls').map((item, index) => {
     const entry = fields(item, `session.journal.calls[${index}]`);
-    return [
-      text(entry.id, `session.journal.calls[${index}].id`),
-      {
-        started: flag(entry.started, `session.journal.calls[${index}].started`),
-        finished: flag(entry.finished, `session.journal.calls[${index}].finished`),
-      },
-    ] as const;
+    return {
+      id: text(entry.id, `session.journal.calls[${index}].id`),
+      started: flag(entry.started, `session.journal.calls[${index}].started`),
+      finished: flag(entry.finished, `session.journal.calls[${index}].finished`),
+    };
   });
   return {
+    id: text(session.id, 'session.id'),
+    workDir: text(session.workDir, 'session.workDir'),
     createdAt: time(session.createdAt, 'session.createdAt'),
     updatedAt: time(session.updatedAt, 'session.updatedAt'),
-    workDir: text(session.workDir, 'session.workDir'),
+    seq,
+    // Version 1 snapshots predate events.
+    eventSeq: session.eventSeq === undefined ? 0 : whole(session.eventSeq, 'session.eventSeq'),
     history: messages(session.history, 'session.history'),
     usage: usage(session.usage, 'session.usage'),
     cost: cost(session.cost, 'session.cost'),
-    journalActive: flag(journal.active, 'session.journal.active'),
-    journal: new Map(entries),
+    journal: { active: flag(journal.active, 'session.journal.active'), calls: entries },
   };
+}
+
+function event(value: unknown): SessionEvent {
+  const object = fields(value, 'event');
+  text(object.type, 'event.type');
+  text(object.session_id, 'event.session_id');
+  whole(object.seq, 'event.seq');
+  time(object.at, 'event.at');
+  // Events are the runtime's to validate; the log checks what it relies on (their order).
+  return object as unknown as SessionEvent;
 }
 
 function change(record: Fields): SessionChange {
@@ -236,6 +252,8 @@ function change(record: Fields): SessionChange {
       return { type, toolCallId: text(record.toolCallId, 'toolCallId') };
     case 'repair':
       return { type, inserts: repairInserts(record.inserts) };
+    case 'event':
+      return { type, event: event(record.event) };
     default:
       throw new RecordProblem(`unknown record type ${JSON.stringify(type)}`);
   }
@@ -250,14 +268,15 @@ function change(record: Fields): SessionChange {
 export function decodeRecord(value: unknown): DecodedRecord {
   const record = fields(value, 'the record');
   const version = record.v;
-  if (version !== sessionRecordVersion) {
-    const newer = typeof version === 'number' && Number.isInteger(version) && version > 1;
+  if (!readableVersions.has(version)) {
+    const newer =
+      typeof version === 'number' && Number.isInteger(version) && version > sessionRecordVersion;
     throw new RecordProblem(`record version ${JSON.stringify(version)} is not supported`, newer);
   }
   const seq = whole(record.seq, 'seq');
   const at = time(record.at, 'at');
   if (record.type === 'snapshot') {
-    return { seq, at, kind: 'snapshot', snapshot: snapshot(record.session) };
+    return { seq, at, kind: 'snapshot', snapshot: snapshot(record.session, seq) };
   }
   return { seq, at, kind: 'change', change: change(record) };
 }

@@ -1,4 +1,4 @@
-import type { Message, ToolCall, ToolMessage } from '@claw/core';
+import { findUnpairedCalls, type Message, type ToolCall, type ToolMessage } from '@claw/core';
 
 /** Observation text for an interrupted call when no tool journal tells more (SES-7). */
 export const toolCallIncompleteText = 'tool call incomplete (previous run was interrupted)';
@@ -80,45 +80,6 @@ function stateOf(id: string, journal: ToolJournalView | undefined): InterruptedC
   return journal.finished.has(id) ? 'finished_unrecorded' : 'started';
 }
 
-interface Gap {
-  /** Index in the original history before which the Observations go. */
-  before: number;
-  calls: ToolCall[];
-}
-
-/**
- * Finds the calls without an Observation. A call's Observation is looked for between its assistant
- * message and the next assistant message (ids may repeat across turns); missing ones go after the
- * assistant message and the Observations directly following it.
- */
-function findGaps(history: readonly Message[]): Gap[] {
-  const gaps: Gap[] = [];
-  let index = 0;
-  while (index < history.length) {
-    const message = history[index];
-    index += 1;
-    if (message?.role !== 'assistant' || message.toolCalls === undefined) continue;
-    let end = index;
-    while (end < history.length && history[end]?.role !== 'assistant') end += 1;
-    const answered = new Set<string>();
-    for (let at = index; at < end; at += 1) {
-      const later = history[at];
-      if (later?.role === 'tool') answered.add(later.toolCallId);
-    }
-    let before = index;
-    while (before < end && history[before]?.role === 'tool') before += 1;
-    const missing: ToolCall[] = [];
-    for (const call of message.toolCalls) {
-      if (answered.has(call.id)) continue;
-      answered.add(call.id);
-      missing.push(call);
-    }
-    if (missing.length > 0) gaps.push({ before, calls: missing });
-    index = end;
-  }
-  return gaps;
-}
-
 /**
  * Orphan repair (SES-7, SES-8): every assistant tool call without an Observation gets one,
  * inserted directly after that assistant message and its existing Observations (before the next
@@ -130,7 +91,7 @@ export function repairHistory(
   history: readonly Message[],
   journal?: ToolJournalView,
 ): HistoryRepair {
-  const gaps = findGaps(history);
+  const gaps = findUnpairedCalls(history);
   if (gaps.length === 0) return { history, repaired: [] };
   const repaired: RepairedCall[] = [];
   const result: Message[] = [];

@@ -1,26 +1,16 @@
-import type { AgentSession, CostTotals, ToolCall, Usage } from '@claw/core';
+import type { AgentSession, SessionEvent, SessionEventBody, ToolCall } from '@claw/core';
 import type { RepairedCall } from './repair.js';
-
-/** One session as `SessionManager.list` shows it. */
-export interface SessionSummary {
-  id: string;
-  /** ISO 8601. */
-  createdAt: string;
-  /** ISO 8601: the time of the last change. */
-  updatedAt: string;
-  messageCount: number;
-  usage: Usage;
-  cost: CostTotals;
-}
+import type { SessionSummary } from './session-log.js';
 
 /**
  * A session a `SessionManager` keeps (SES-1): id, workDir, createdAt, updatedAt, history, token
- * and cost totals, plus orphan repair (SES-7) and the tool journal (SES-8).
+ * and cost totals, plus orphan repair (SES-7), the tool journal (SES-8) and the numbering of its
+ * events (RT-3).
  *
- * Changes (`append`, `recordUsage`, `clear`, the journal) are applied in memory at once, in call
- * order, and persisted in that order. When a write fails, the change stays in memory (memory is
- * always the session as the run saw it), the call rejects with a `SessionFileError`
- * (`session_write_failed`), and the next write, or `flush()`, writes the whole session again; do
+ * Changes (`append`, `recordUsage`, `clear`, the journal, events) are applied in memory at once,
+ * in call order, and stored in that order. When a write fails, the change stays in memory
+ * (memory is always the session as the run saw it), the call rejects with a `SessionLogError`
+ * (`session_write_failed`), and the next write, or `flush()`, stores the whole session again; do
  * not repeat the change. After the session was deleted, changes reject with `session_deleted`.
  */
 export interface PersistentSession extends AgentSession {
@@ -45,37 +35,71 @@ export interface PersistentSession extends AgentSession {
    */
   lastRepair(): readonly RepairedCall[];
   summary(): SessionSummary;
+  /** The seq of the last event handed out (0 before the first); it continues after a reload. */
+  lastEventSeq(): number;
   /**
-   * Resolves once every change is on disk; after a failed write, tries to write the whole
+   * Numbers an event (`seq` = the last plus one, never reused, RT-3), stamps it with the session
+   * id and the time, and stores it with the session's other changes. Returns the event at once
+   * (the caller never waits for storage) and `written`, which settles once it is stored (it
+   * rejects like any change when the write fails).
+   */
+  appendEvent(body: SessionEventBody): { event: SessionEvent; written: Promise<void> };
+  /**
+   * The events read back with the session: those stored after its last snapshot, oldest first
+   * and without gaps (empty for a new session, or when a snapshot just compacted them away).
+   */
+  storedEvents(): readonly SessionEvent[];
+  /**
+   * Resolves once every change is stored; after a failed write, tries to store the whole
    * session again.
    *
-   * @throws SessionFileError `session_write_failed` when that fails too.
+   * @throws SessionLogError `session_write_failed` when that fails too.
    */
   flush(): Promise<void>;
 }
 
-/** Options of `SessionManager.getOrCreate`. */
+/** Options of `SessionManager.open`. */
 export interface GetOrCreateOptions {
   /** The workspace the session works in; a reloaded session takes this one (SES-5). */
   workDir: string;
 }
 
-/** Keeps sessions by id (SES-1..SES-6). */
+/**
+ * One holder's claim on an open session (RT-5). The session stays loaded, and locked against
+ * other processes, while any lease on it is held; `release` (idempotent) gives this one up, and
+ * the last release stores what is left, frees the lock and forgets the session.
+ */
+export interface SessionLease {
+  readonly session: PersistentSession;
+  release(): Promise<void>;
+}
+
+/** Keeps sessions by id (SES-1..SES-6) on a `SessionLog`. */
 export interface SessionManager {
   /**
-   * The session with this id: the live one, the one on disk (repaired, SES-7), or a new one. A
-   * new session writes nothing until its first change. The same id always gives the same object.
+   * Opens the session with this id — the one already open, the stored one (repaired, SES-7), or
+   * a new one (which stores nothing until its first change) — and holds it until the lease is
+   * released. While it is open, every `open` of the id gives the same session object.
    *
-   * @throws SessionStoreError `invalid_session_id`, `invalid_work_dir`, or
-   * `session_workdir_conflict` when the live session works in another folder; `SessionFileError`
-   * `session_corrupt` / `session_version_unsupported` / `session_read_failed` for a file that
-   * cannot be used (it is left as it is).
+   * @throws SessionStoreError `invalid_session_id`, `invalid_work_dir`,
+   * `session_workdir_conflict` when the open session works in another folder, `session_locked`
+   * (`SessionLockedError`) when another process (or another manager) has it; `SessionLogError`
+   * `session_corrupt` / `session_version_unsupported` / `session_read_failed` for a stored session
+   * that cannot be used (it is left as it is).
+   */
+  open(id: string, options: GetOrCreateOptions): Promise<SessionLease>;
+  /**
+   * `open`, held until `close()`: for short programs and tests that need no release.
+   *
+   * @throws what `open` throws.
    */
   getOrCreate(id: string, options: GetOrCreateOptions): Promise<PersistentSession>;
-  /** Every session, most recently changed first. */
+  /** Every session, most recently changed first (open ones as they are now). */
   list(): Promise<SessionSummary[]>;
   /** Empties the history of a session, keeping its totals; a session that does not exist: no-op. */
   clear(id: string): Promise<void>;
-  /** Removes a session; its live object rejects further changes (`session_deleted`). */
-  delete?(id: string): Promise<void>;
+  /** Removes a session; its open object rejects further changes (`session_deleted`). */
+  delete(id: string): Promise<void>;
+  /** Stores what is left, releases every session and lock. Idempotent. */
+  close(): Promise<void>;
 }

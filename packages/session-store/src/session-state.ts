@@ -4,11 +4,13 @@ import {
   emptyUsage,
   type CostTotals,
   type Message,
+  type SessionEvent,
   type ToolCall,
   type ToolMessage,
   type Usage,
 } from '@claw/core';
 import type { ToolJournalView } from './repair.js';
+import type { SessionSnapshot } from './session-log.js';
 
 /** What the tool journal knows about one call (SES-8). */
 export interface JournalEntry {
@@ -24,6 +26,8 @@ export interface SessionState {
   updatedAt: string;
   /** The number of the last change applied (0 for a new session). */
   seq: number;
+  /** The seq of the last event handed out (RT-3); 0 before the first. */
+  eventSeq: number;
   messages: Message[];
   usage: Usage;
   cost: CostTotals;
@@ -46,7 +50,9 @@ export type SessionChange =
   | { type: 'clear' }
   | { type: 'tool_started'; call: ToolCall }
   | { type: 'tool_finished'; toolCallId: string }
-  | { type: 'repair'; inserts: RepairInsert[] };
+  | { type: 'repair'; inserts: RepairInsert[] }
+  /** One event of the session (RT-3): changes nothing but the event count. */
+  | { type: 'event'; event: SessionEvent };
 
 /** A new, empty session. */
 export function newSessionState(options: {
@@ -60,6 +66,7 @@ export function newSessionState(options: {
     createdAt: options.now,
     updatedAt: options.now,
     seq: 0,
+    eventSeq: 0,
     messages: [],
     usage: { ...emptyUsage },
     cost: { usd: 0, unpricedCalls: 0 },
@@ -124,6 +131,14 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
         state.journal.delete(insert.message.toolCallId);
       }
       break;
+    case 'event':
+      if (change.event.seq !== state.eventSeq + 1) {
+        throw new ChangeMismatch(
+          `event ${change.event.seq} follows event ${state.eventSeq}`,
+        );
+      }
+      state.eventSeq = change.event.seq;
+      break;
   }
   state.updatedAt = at;
 }
@@ -138,4 +153,43 @@ export function journalView(state: SessionState): ToolJournalView | undefined {
     if (entry.finished) finished.add(id);
   }
   return { started, finished };
+}
+
+/** The state as one storable value. */
+export function snapshotOf(state: SessionState): SessionSnapshot {
+  return {
+    id: state.id,
+    workDir: state.workDir,
+    createdAt: state.createdAt,
+    updatedAt: state.updatedAt,
+    seq: state.seq,
+    eventSeq: state.eventSeq,
+    // A copy of the list (not of the messages): later appends do not reach a snapshot in flight.
+    history: [...state.messages],
+    usage: state.usage,
+    cost: state.cost,
+    journal: {
+      active: state.journalActive,
+      calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
+    },
+  };
+}
+
+/** The state a snapshot describes, working in `workDir` (the caller's: SES-5). */
+export function stateOf(snapshot: SessionSnapshot, workDir: string): SessionState {
+  return {
+    id: snapshot.id,
+    workDir,
+    createdAt: snapshot.createdAt,
+    updatedAt: snapshot.updatedAt,
+    seq: snapshot.seq,
+    eventSeq: snapshot.eventSeq,
+    messages: [...snapshot.history],
+    usage: { ...snapshot.usage },
+    cost: { ...snapshot.cost },
+    journalActive: snapshot.journal.active,
+    journal: new Map(
+      snapshot.journal.calls.map(({ id, started, finished }) => [id, { started, finished }]),
+    ),
+  };
 }

@@ -1,20 +1,32 @@
-import { errorMessage, type CostTotals, type Message, type ToolCall, type Usage } from '@claw/core';
+import {
+  errorMessage,
+  type CostTotals,
+  type Message,
+  type SessionEvent,
+  type SessionEventBody,
+  type ToolCall,
+  type Usage,
+} from '@claw/core';
 import { SessionStoreError } from './errors.js';
+import type { SessionWriter } from './log-writer.js';
 import { repairHistory, type RepairedCall } from './repair.js';
-import type { PersistentSession, SessionSummary } from './session-manager.js';
+import type { SessionSummary } from './session-log.js';
+import type { PersistentSession } from './session-manager.js';
 import {
   applyChange,
   journalView,
   type SessionChange,
   type SessionState,
 } from './session-state.js';
-import type { SessionWriter } from './session-writer.js';
+import { summaryOfState } from './summary.js';
 
 export interface StoredSessionOptions {
   state: SessionState;
   /** Builds the writer once the session exists (it reads the session's state for snapshots). */
   writer: (state: () => SessionState) => SessionWriter;
   now: () => Date;
+  /** Events read back with the session (those stored after its last snapshot), oldest first. */
+  storedEvents?: readonly SessionEvent[];
 }
 
 function isCount(value: unknown): boolean {
@@ -31,11 +43,13 @@ export class StoredSession implements PersistentSession {
   private readonly now: () => Date;
   private repaired: readonly RepairedCall[] = [];
   private deleted = false;
+  private readonly loadedEvents: readonly SessionEvent[];
 
   constructor(options: StoredSessionOptions) {
     this.state = options.state;
     this.now = options.now;
     this.writer = options.writer(() => this.state);
+    this.loadedEvents = options.storedEvents ?? [];
   }
 
   get id(): string {
@@ -71,14 +85,25 @@ export class StoredSession implements PersistentSession {
   }
 
   summary(): SessionSummary {
-    return {
-      id: this.state.id,
-      createdAt: this.state.createdAt,
-      updatedAt: this.state.updatedAt,
-      messageCount: this.state.messages.length,
-      usage: this.usage(),
-      cost: this.cost(),
+    return summaryOfState(this.state);
+  }
+
+  lastEventSeq(): number {
+    return this.state.eventSeq;
+  }
+
+  storedEvents(): readonly SessionEvent[] {
+    return this.loadedEvents;
+  }
+
+  appendEvent(body: SessionEventBody): { event: SessionEvent; written: Promise<void> } {
+    const event = {
+      ...body,
+      session_id: this.state.id,
+      seq: this.state.eventSeq + 1,
+      at: this.now().toISOString(),
     };
+    return { event, written: this.change({ type: 'event', event }) };
   }
 
   /** Appends in order; no messages: nothing happens. */
@@ -170,10 +195,11 @@ export class StoredSession implements PersistentSession {
     }
     const at = this.now().toISOString();
     const seq = this.state.seq + 1;
-    let written: Promise<void>;
+    let encoded: string;
     try {
-      // The writer encodes the record at once and writes it later, after memory has the change.
-      written = this.writer.write(seq, at, change, { sync });
+      // Encoded now: the record says what the change was when it was made, and data that cannot
+      // be stored is refused before anything changes.
+      encoded = JSON.stringify(change);
     } catch (error) {
       // Only a change that cannot be JSON gets here: nothing changed, in memory or on disk.
       return Promise.reject(
@@ -184,6 +210,8 @@ export class StoredSession implements PersistentSession {
         ),
       );
     }
+    // The writer's queue writes only after this returns, once memory has the change.
+    const written = this.writer.write({ seq, at, change, encoded }, { sync });
     applyChange(this.state, change, at);
     this.state.seq = seq;
     return written;

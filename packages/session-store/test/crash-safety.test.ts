@@ -4,8 +4,7 @@ import type { Message } from '@claw/core';
 import { hasErrorCode } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  FileSessionManager,
-  SessionFileError,
+  SessionLogError,
   toolCallIncompleteText,
   toolCallStartedText,
   toolCallUnrecordedText,
@@ -24,6 +23,7 @@ import {
   sessionFile,
   tempDir,
   user,
+  newProcess,
 } from './fixtures.js';
 
 afterEach(removeTempDirs);
@@ -43,12 +43,12 @@ const seen = (session: PersistentSession): Seen => ({
 });
 
 async function load(workDir: string, id = 's1'): Promise<PersistentSession> {
-  return new FileSessionManager({ workDir }).getOrCreate(id, { workDir });
+  return (await newProcess({ workDir })).getOrCreate(id, { workDir });
 }
 
 /** A session file with a snapshot and one record per change; `states[n]` is the state after line n+1. */
 async function writeSessionWithHistory(workDir: string): Promise<{ bytes: Buffer; ends: number[]; states: Seen[] }> {
-  const session = await new FileSessionManager({ workDir, now: new ManualClock().now }).getOrCreate('s1', { workDir });
+  const session = await (await newProcess({ workDir, now: new ManualClock().now })).getOrCreate('s1', { workDir });
   const states: Seen[] = [];
   const changes: (() => Promise<void>)[] = [
     () => session.append(user('first')),
@@ -165,8 +165,8 @@ describe('crash safety: torn writes (SES-2)', () => {
 
     const error = await rejection(load(workDir));
 
-    expect(error).toBeInstanceOf(SessionFileError);
-    expect(error).toMatchObject({ code: 'session_corrupt', file, line: 3 });
+    expect(error).toBeInstanceOf(SessionLogError);
+    expect(error).toMatchObject({ code: 'session_corrupt', location: file, record: 3 });
     expect((error as Error).message).toContain(`${file} is corrupt at line 3`);
     expect(Buffer.compare(await readFile(file), damaged)).toBe(0);
   });
@@ -184,7 +184,7 @@ describe('crash safety: torn writes (SES-2)', () => {
     for (const content of [withoutLine3, line3Twice]) {
       await writeFile(file, content);
       const error = await rejection(load(workDir));
-      expect(error).toMatchObject({ code: 'session_corrupt', line: 3 + (content === line3Twice ? 1 : 0) });
+      expect(error).toMatchObject({ code: 'session_corrupt', record: 3 + (content === line3Twice ? 1 : 0) });
     }
   });
 
@@ -204,15 +204,15 @@ describe('crash safety: failed writes (SES-4)', () => {
   it('reports a failed append, keeps it in memory, and writes it with the next change', async () => {
     const workDir = await tempDir();
     const fileSystem = new RecordingFileSystem();
-    const session = await new FileSessionManager({ workDir, fileSystem }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, fileSystem })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
     fileSystem.writeHalf = true;
     fileSystem.failWhen = (entry) => (entry.operation === 'write' ? errno('ENOSPC', 'no space left on device') : undefined);
 
     const error = await rejection(session.append(user('two')));
 
-    expect(error).toBeInstanceOf(SessionFileError);
-    expect(error).toMatchObject({ code: 'session_write_failed', file: sessionFile(workDir, 's1') });
+    expect(error).toBeInstanceOf(SessionLogError);
+    expect(error).toMatchObject({ code: 'session_write_failed', location: sessionFile(workDir, 's1') });
     expect((error as Error).message).toContain('no space left on device');
     expect(session.history()).toEqual([user('one'), user('two')]);
     // Half a line is on disk now; a crash here would drop it.
@@ -228,12 +228,13 @@ describe('crash safety: failed writes (SES-4)', () => {
   it('flush writes what a failed write left behind, and reports when it cannot', async () => {
     const workDir = await tempDir();
     const fileSystem = new RecordingFileSystem();
-    const session = await new FileSessionManager({ workDir, fileSystem }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, fileSystem })).getOrCreate('s1', { workDir });
     fileSystem.failWhen = (entry) => (entry.operation === 'rename' ? errno('EACCES') : undefined);
 
     expect(hasErrorCode(await rejection(session.append(user('one'))), 'session_write_failed')).toBe(true);
     expect(hasErrorCode(await rejection(session.flush()), 'session_write_failed')).toBe(true);
-    expect(await readdir(nodePath.join(workDir, '.claw', 'sessions'))).toEqual([]);
+    // No session file (and no temporary one): only the lock of the process that has it open.
+    expect(await readdir(nodePath.join(workDir, '.claw', 'sessions'))).toEqual(['s1.lock']);
 
     fileSystem.failWhen = () => undefined;
     await session.flush();
@@ -243,10 +244,10 @@ describe('crash safety: failed writes (SES-4)', () => {
 
   it('writes the whole session again when its file vanished behind its back', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
     const session = await manager.getOrCreate('s1', { workDir });
     await session.append(user('one'));
-    await new FileSessionManager({ workDir }).delete('s1');
+    await (await newProcess({ workDir })).delete('s1');
 
     await session.append(user('two'));
 
@@ -257,7 +258,7 @@ describe('crash safety: failed writes (SES-4)', () => {
 describe('crash safety: compaction', () => {
   it('compacts the log into a snapshot and keeps everything', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir, compactMinBytes: 0 }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     const expected: Message[] = [];
     for (let index = 0; index < 60; index += 1) {
       const message = index % 2 === 0 ? user(`question ${index}`) : assistant(`answer ${index}`);
@@ -279,7 +280,7 @@ describe('crash safety: compaction', () => {
 
   it('rewrites the file as a small snapshot on clear', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir, compactMinBytes: 2000 }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, compactMinBytes: 2000 })).getOrCreate('s1', { workDir });
     for (let index = 0; index < 50; index += 1) await session.append(user(`long message number ${index} `.repeat(4)));
     await session.clear();
     await session.append(user('fresh start'));
@@ -302,7 +303,7 @@ describe('crash safety: compaction', () => {
     const fileSystem = new RecordingFileSystem();
     const file = sessionFile(workDir, 's1');
     const folder = nodePath.dirname(file);
-    const session = await new FileSessionManager({ workDir, fileSystem, compactMinBytes: 0 }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, fileSystem, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     await session.append(user('m0'));
     let acknowledged: Message[] = [...session.history()];
     let crashed = false;
@@ -340,20 +341,21 @@ describe('crash safety: compaction', () => {
     // A crash may leave a temporary file; it is never read, and the next snapshot removes it.
     const leftovers = (await readdir(folder)).filter((name) => name.endsWith('.tmp'));
     expect(leftovers.length).toBe(step === 'write' || step === 'sync' || step === 'rename' ? 1 : 0);
-    const next = await new FileSessionManager({ workDir, compactMinBytes: 0 }).getOrCreate('s1', { workDir });
+    const next = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     for (let index = 0; index < 20; index += 1) await next.append(user(`later ${index}`));
-    expect(await readdir(folder)).toEqual(['s1.jsonl']);
+    // The session file and the lock of the process that has it open now; no temporary file.
+    expect((await readdir(folder)).sort()).toEqual(['s1.jsonl', 's1.lock']);
   });
 
   it('ignores a complete temporary snapshot left next to an intact log', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
     await session.append(user('two'));
     const file = sessionFile(workDir, 's1');
     const oldLog = await readFile(file, 'utf8');
     const other = await tempDir();
-    const otherSession = await new FileSessionManager({ workDir: other }).getOrCreate('s1', { workDir: other });
+    const otherSession = await (await newProcess({ workDir: other })).getOrCreate('s1', { workDir: other });
     await otherSession.append(user('something else entirely'));
     await writeFile(`${file}.00000000-0000-4000-8000-000000000000.tmp`, await readFile(sessionFile(other, 's1')));
 

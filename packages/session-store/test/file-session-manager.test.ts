@@ -4,7 +4,7 @@ import { hasErrorCode } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FileSessionManager,
-  SessionFileError,
+  SessionLogError,
   SessionStoreError,
   sessionRecordVersion,
 } from '../src/index.js';
@@ -21,6 +21,7 @@ import {
   tempDir,
   treeOf,
   user,
+  newProcess,
 } from './fixtures.js';
 
 afterEach(removeTempDirs);
@@ -35,12 +36,12 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
   it('keeps history, tokens, cost and createdAt for a new manager (seed persistence 1)', async () => {
     const workDir = await tempDir();
     const clock = new ManualClock();
-    const session = await new FileSessionManager({ workDir, now: clock.now }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, now: clock.now })).getOrCreate('s1', { workDir });
     await session.append(user('hello'), assistant('hi there'));
     await session.recordUsage(usage(100, 20), 0.25);
     await session.recordUsage(usage(10, 2));
 
-    const reloaded = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
 
     expect(reloaded.history()).toEqual([user('hello'), assistant('hi there')]);
     expect(reloaded.usage()).toEqual({ promptTokens: 110, completionTokens: 22, totalTokens: 132 });
@@ -51,12 +52,16 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
     expect(reloaded.workDir).toBe(workDir);
   });
 
-  it('writes nothing on the first getOrCreate; the file appears on the first change (seed 2)', async () => {
+  it('writes no session file on the first getOrCreate; the file appears on the first change (seed 2)', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const manager = await newProcess({ workDir });
+    const session = await manager.getOrCreate('s1', { workDir });
 
-    expect(await treeOf(workDir)).toEqual([]);
+    // Only the lock that says this process has the session open (RT-5).
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
     await session.append(user('hello'));
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.jsonl', '.claw/sessions/s1.lock']);
+    await manager.close();
     expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.jsonl']);
   });
 
@@ -69,9 +74,9 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
       { role: 'tool' as const, toolCallId: 'call_2', content: 'bash failed', isError: true },
       { role: 'system' as const, content: 'be brief' },
     ];
-    await (await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).append(...messages);
+    await (await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).append(...messages);
 
-    const reloaded = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
 
     expect(reloaded.history()).toEqual(messages);
     const first = reloaded.history()[0];
@@ -80,7 +85,7 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
   it('clear empties the history and keeps token and cost totals, also after reload (seed 4, SES-5)', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
     const session = await manager.getOrCreate('s1', { workDir });
     await session.append(user('one'), assistant('two'));
     await session.recordUsage(usage(50, 5), 0.5);
@@ -88,7 +93,7 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
     await session.clear();
     await session.append(user('after clear'));
 
-    const reloaded = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     expect(session.history()).toEqual([user('after clear')]);
     expect(reloaded.history()).toEqual([user('after clear')]);
     expect(reloaded.usage()).toEqual(usage(50, 5));
@@ -97,24 +102,24 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
   it('clear through the manager works on a session that is not loaded', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
     await session.recordUsage(usage(7, 3), 0.1);
 
-    await new FileSessionManager({ workDir }).clear('s1');
+    await (await newProcess({ workDir })).clear('s1');
 
-    const reloaded = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     expect(reloaded.history()).toEqual([]);
     expect(reloaded.usage()).toEqual(usage(7, 3));
   });
 
   it('clear of an empty session writes nothing', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
 
     await session.clear();
 
-    expect(await treeOf(workDir)).toEqual([]);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
   });
 
   it('reloads with the caller\'s workDir when the workspace moved, keeping createdAt and totals (seed 5)', async () => {
@@ -123,12 +128,12 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
     const after = nodePath.join(root, 'after');
     await mkdir(before);
     const clock = new ManualClock('2030-05-05T05:05:05.000Z');
-    const session = await new FileSessionManager({ workDir: before, now: clock.now }).getOrCreate('s1', { workDir: before });
+    const session = await (await newProcess({ workDir: before, now: clock.now })).getOrCreate('s1', { workDir: before });
     await session.append(user('hello'));
     await session.recordUsage(usage(3, 4), 0.01);
     await cp(before, after, { recursive: true });
 
-    const moved = await new FileSessionManager({ workDir: after }).getOrCreate('s1', { workDir: after });
+    const moved = await (await newProcess({ workDir: after })).getOrCreate('s1', { workDir: after });
 
     expect(moved.workDir).toBe(after);
     expect(moved.createdAt).toBe('2030-05-05T05:05:05.000Z');
@@ -139,11 +144,11 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
   it('a new manager sees the previous run\'s messages in what the engine reads (seed 8, restated)', async () => {
     const workDir = await tempDir();
-    const first = await new FileSessionManager({ workDir }).getOrCreate('terminal_default', { workDir });
+    const first = await (await newProcess({ workDir })).getOrCreate('terminal_default', { workDir });
     await first.beforeRun();
     await first.append(user('my name is Ada'), assistant('Hello Ada'));
 
-    const second = await new FileSessionManager({ workDir }).getOrCreate('terminal_default', { workDir });
+    const second = await (await newProcess({ workDir })).getOrCreate('terminal_default', { workDir });
     await second.beforeRun();
     await second.append(user('what is my name?'));
 
@@ -152,7 +157,7 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
   it('returns one object per id, also to concurrent callers', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
 
     const [a, b] = await Promise.all([manager.getOrCreate('s1', { workDir }), manager.getOrCreate('s1', { workDir })]);
     const c = await manager.getOrCreate('s1', { workDir: `${workDir}/` });
@@ -164,7 +169,7 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
   it('refuses a live session for another workspace', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
     await manager.getOrCreate('s1', { workDir });
 
     const error = await rejection(manager.getOrCreate('s1', { workDir: nodePath.join(workDir, 'other') }));
@@ -172,9 +177,9 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
     expect(hasErrorCode(error, 'session_workdir_conflict')).toBe(true);
   });
 
-  it('writes version 1 JSON lines: a snapshot, then one record per change, each with a checksum', async () => {
+  it('writes version 2 JSON lines: a snapshot, then one record per change, each with a checksum', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir, now: new ManualClock().now }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, now: new ManualClock().now })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
     await session.append(user('two'));
     await session.recordUsage(usage(1, 2));
@@ -186,11 +191,11 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
     expect(records.map((record) => [record.v, record.seq, record.type])).toEqual([
       [sessionRecordVersion, 1, 'snapshot'],
-      [1, 2, 'append'],
-      [1, 3, 'usage'],
-      [1, 4, 'tool_started'],
-      [1, 5, 'tool_finished'],
-      [1, 6, 'append'],
+      [sessionRecordVersion, 2, 'append'],
+      [sessionRecordVersion, 3, 'usage'],
+      [sessionRecordVersion, 4, 'tool_started'],
+      [sessionRecordVersion, 5, 'tool_finished'],
+      [sessionRecordVersion, 6, 'append'],
     ]);
     expect(records.every((record) => typeof record.sum === 'string' && /^[0-9a-f]{8}$/.test(record.sum))).toBe(true);
     expect(records[1]).toMatchObject({ at: '2030-01-01T00:00:02.000Z', messages: [user('two')] });
@@ -217,7 +222,7 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
   ])('rejects the unsafe id %j and writes nothing', async (id) => {
     const workDir = await tempDir();
 
-    const error = await rejection(new FileSessionManager({ workDir }).getOrCreate(id, { workDir }));
+    const error = await rejection((await newProcess({ workDir })).getOrCreate(id, { workDir }));
 
     expect(error).toBeInstanceOf(SessionStoreError);
     expect((error as SessionStoreError).code).toBe('invalid_session_id');
@@ -227,7 +232,7 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
 
   it('accepts ids that are plain file names', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
     for (const id of ['terminal_default', 'a.b-c', 'x'.repeat(128), 'ü']) {
       await (await manager.getOrCreate(id, { workDir })).append(user(id));
     }
@@ -238,7 +243,7 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
   it('rejects an empty workDir (seed 6)', async () => {
     const workDir = await tempDir();
 
-    const error = await rejection(new FileSessionManager({ workDir }).getOrCreate('s1', { workDir: '' }));
+    const error = await rejection((await newProcess({ workDir })).getOrCreate('s1', { workDir: '' }));
 
     expect(hasErrorCode(error, 'invalid_work_dir')).toBe(true);
     expect(() => new FileSessionManager({ workDir: ' ' })).toThrow(SessionStoreError);
@@ -250,11 +255,11 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
     await mkdir(nodePath.dirname(file), { recursive: true });
     await writeFile(file, '');
 
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     expect(session.history()).toEqual([]);
     await session.append(user('first'));
 
-    expect((await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).history()).toEqual([user('first')]);
+    expect((await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).history()).toEqual([user('first')]);
   });
 
   it.each([
@@ -266,12 +271,12 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
     const file = sessionFile(workDir, 's1');
     await mkdir(nodePath.dirname(file), { recursive: true });
     await writeFile(file, content);
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
 
     const error = await rejection(manager.getOrCreate('s1', { workDir }));
 
-    expect(error).toBeInstanceOf(SessionFileError);
-    expect(error).toMatchObject({ code: 'session_corrupt', file, line });
+    expect(error).toBeInstanceOf(SessionLogError);
+    expect(error).toMatchObject({ code: 'session_corrupt', location: file, record: line });
     expect((error as Error).message).toContain(file);
     expect(await readFile(file, 'utf8')).toBe(content);
     // Not cached as a new session: asking again reads the file again.
@@ -281,27 +286,27 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
 
   it('reports a file from a newer claw as unsupported, and leaves it as it was', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
     const file = sessionFile(workDir, 's1');
-    const newer = (await readFile(file, 'utf8')) + sealLine({ v: 2, seq: 2, at: '2030-01-01T00:00:00.000Z', type: 'append', messages: [] }) + sealLine({ v: 2, seq: 3, at: '2030-01-01T00:00:00.000Z', type: 'clear' });
+    const newer = (await readFile(file, 'utf8')) + sealLine({ v: sessionRecordVersion + 1, seq: 2, at: '2030-01-01T00:00:00.000Z', type: 'append', messages: [] }) + sealLine({ v: sessionRecordVersion + 1, seq: 3, at: '2030-01-01T00:00:00.000Z', type: 'clear' });
     await writeFile(file, newer);
 
-    const error = await rejection(new FileSessionManager({ workDir }).getOrCreate('s1', { workDir }));
+    const error = await rejection((await newProcess({ workDir })).getOrCreate('s1', { workDir }));
 
-    expect(error).toMatchObject({ code: 'session_version_unsupported', file, line: 2 });
+    expect(error).toMatchObject({ code: 'session_version_unsupported', location: file, record: 2 });
     expect(await readFile(file, 'utf8')).toBe(newer);
   });
 
   it('rejects usage figures that would poison the totals, recording nothing', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
 
     const error = await rejection(session.recordUsage(usage(1, 1), Number.NaN));
 
     expect(hasErrorCode(error, 'invalid_usage')).toBe(true);
     expect(session.cost()).toEqual({ usd: 0, unpricedCalls: 0 });
-    expect(await treeOf(workDir)).toEqual([]);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
   });
 });
 
@@ -309,7 +314,7 @@ describe('FileSessionManager: list and delete', () => {
   it('lists sessions with counts and totals, most recently changed first, skipping unreadable files', async () => {
     const workDir = await tempDir();
     const clock = new ManualClock();
-    const manager = new FileSessionManager({ workDir, now: clock.now });
+    const manager = await newProcess({ workDir, now: clock.now });
     const older = await manager.getOrCreate('older', { workDir });
     const newer = await manager.getOrCreate('newer', { workDir });
     await older.append(user('a'));
@@ -319,12 +324,14 @@ describe('FileSessionManager: list and delete', () => {
     await writeFile(sessionFile(workDir, 'broken'), 'garbage\n');
     await writeFile(nodePath.join(workDir, '.claw', 'sessions', 'notes.txt'), 'not a session');
 
-    const fresh = new FileSessionManager({ workDir });
+    const fresh = await newProcess({ workDir });
     const summaries = await fresh.list();
 
     expect(summaries).toEqual([
       {
         id: 'older',
+        workDir,
+        lastEventSeq: 0,
         createdAt: '2030-01-01T00:00:00.000Z',
         updatedAt: '2030-01-01T00:00:05.000Z',
         messageCount: 4,
@@ -333,6 +340,8 @@ describe('FileSessionManager: list and delete', () => {
       },
       {
         id: 'newer',
+        workDir,
+        lastEventSeq: 0,
         createdAt: '2030-01-01T00:00:01.000Z',
         updatedAt: '2030-01-01T00:00:04.000Z',
         messageCount: 2,
@@ -346,13 +355,13 @@ describe('FileSessionManager: list and delete', () => {
   it('lists nothing for a workspace without sessions, and creates nothing', async () => {
     const workDir = await tempDir();
 
-    expect(await new FileSessionManager({ workDir }).list()).toEqual([]);
+    expect(await (await newProcess({ workDir })).list()).toEqual([]);
     expect(await treeOf(workDir)).toEqual([]);
   });
 
   it('delete removes the file; the old object refuses changes; the id starts afresh', async () => {
     const workDir = await tempDir();
-    const manager = new FileSessionManager({ workDir });
+    const manager = await newProcess({ workDir });
     const session = await manager.getOrCreate('s1', { workDir });
     await session.append(user('one'));
 
@@ -367,8 +376,8 @@ describe('FileSessionManager: list and delete', () => {
 
   it('delete removes a file that is not loaded, and ignores a missing one', async () => {
     const workDir = await tempDir();
-    await (await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).append(user('one'));
-    const manager = new FileSessionManager({ workDir });
+    await (await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).append(user('one'));
+    const manager = await newProcess({ workDir });
 
     await manager.delete('s1');
     await manager.delete('never-existed');
@@ -379,7 +388,7 @@ describe('FileSessionManager: list and delete', () => {
 
   it('keeps the file private to its owner', async () => {
     const workDir = await tempDir();
-    await (await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).append(user('secret'));
+    await (await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).append(user('secret'));
 
     expect((await stat(sessionFile(workDir, 's1'))).mode & 0o077).toBe(0);
   });
@@ -388,12 +397,12 @@ describe('FileSessionManager: list and delete', () => {
 describe('FileSessionManager: ordering (SES-4)', () => {
   it('keeps two racing appends, both, in call order', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     await session.append(user('zero'));
 
     await Promise.all([session.append(user('one')), session.append(assistant('two'))]);
 
-    expect((await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).history()).toEqual([
+    expect((await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).history()).toEqual([
       user('zero'),
       user('one'),
       assistant('two'),
@@ -402,7 +411,7 @@ describe('FileSessionManager: ordering (SES-4)', () => {
 
   it('keeps many racing changes of every kind in call order, also across the first write', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir, compactMinBytes: 0 }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     const pending: Promise<void>[] = [];
     for (let index = 0; index < 40; index += 1) {
       pending.push(session.append(user(`m${index}`)));
@@ -411,7 +420,7 @@ describe('FileSessionManager: ordering (SES-4)', () => {
     }
     await Promise.all(pending);
 
-    const reloaded = await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir });
+    const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     expect(reloaded.history().map((message) => message.content)).toEqual(Array.from({ length: 15 }, (_, index) => `m${index + 25}`));
     expect(reloaded.usage()).toEqual(usage(9 + 19 + 29 + 39, 4));
     expect(reloaded.cost()).toEqual({ usd: 2, unpricedCalls: 0 });

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import nodePath from 'node:path';
 import type { AssistantMessage, Message, ToolCall, ToolMessage } from '@claw/core';
 import {
+  FileSessionManager,
   nodeSessionFileSystem,
+  type FileSessionManagerOptions,
   type SessionFileHandle,
   type SessionFileSystem,
 } from '../src/index.js';
@@ -73,7 +75,7 @@ export function sealLine(record: Record<string, unknown>): string {
   return `${body.slice(0, -1)},"sum":"${sum}"}\n`;
 }
 
-export type Operation = 'readFile' | 'readdir' | 'mkdir' | 'open' | 'write' | 'sync' | 'close' | 'rename' | 'unlink';
+export type Operation = 'readFile' | 'readdir' | 'mkdir' | 'open' | 'write' | 'sync' | 'close' | 'rename' | 'link' | 'unlink';
 
 /** One call made through a `RecordingFileSystem`. */
 export interface OperationEntry {
@@ -154,6 +156,11 @@ export class RecordingFileSystem implements SessionFileSystem {
     return nodeSessionFileSystem.rename(from, to);
   }
 
+  async link(from: string, to: string): Promise<void> {
+    this.check({ operation: 'link', path: to });
+    return nodeSessionFileSystem.link(from, to);
+  }
+
   async unlink(path: string): Promise<void> {
     this.check({ operation: 'unlink', path });
     return nodeSessionFileSystem.unlink(path);
@@ -172,4 +179,30 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected the promise to reject');
+}
+
+/** A pid no process has (above any pid_max), as the pid of a process that died. */
+export const deadPid = 2_147_483_646;
+
+/**
+ * Makes every session lock of `workDir` look like its process died (as after kill -9), so that
+ * the next open takes it over, the way a new process would.
+ */
+export async function abandonLocks(workDir: string): Promise<void> {
+  const folder = nodePath.join(workDir, '.claw', 'sessions');
+  const names = await readdir(folder).catch(() => [] as string[]);
+  for (const name of names.filter((entry) => entry.endsWith('.lock'))) {
+    const file = nodePath.join(folder, name);
+    const holder = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...holder, pid: deadPid, processStart: undefined }));
+  }
+}
+
+/**
+ * A manager as the next process would make it: whoever held the workspace's sessions before is
+ * gone (crashed or ended without closing), so their locks are taken over.
+ */
+export async function newProcess(options: FileSessionManagerOptions): Promise<FileSessionManager> {
+  await abandonLocks(options.workDir);
+  return new FileSessionManager(options);
 }

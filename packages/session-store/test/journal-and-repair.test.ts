@@ -3,7 +3,6 @@ import type { Message } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   describeRepair,
-  FileSessionManager,
   toolCallIncompleteText,
   toolCallNeverStartedText,
   toolCallStartedText,
@@ -21,6 +20,7 @@ import {
   sessionFile,
   tempDir,
   user,
+  newProcess,
 } from './fixtures.js';
 
 afterEach(removeTempDirs);
@@ -28,7 +28,7 @@ afterEach(removeTempDirs);
 const repairedWith = (toolCallId: string, content: string): Message => ({ role: 'tool', toolCallId, content, isError: true });
 
 async function load(workDir: string, fileSystem?: RecordingFileSystem): Promise<PersistentSession> {
-  const manager = new FileSessionManager(fileSystem === undefined ? { workDir } : { workDir, fileSystem });
+  const manager = await newProcess(fileSystem === undefined ? { workDir } : { workDir, fileSystem });
   return manager.getOrCreate('s1', { workDir });
 }
 
@@ -91,7 +91,9 @@ describe('orphan repair on load and before a run (SES-7, ENG-10)', () => {
     const updatedAt = session.updatedAt;
     await session.beforeRun();
 
-    expect(fileSystem.writes()).toEqual([]);
+    // Opening takes the session's lock (RT-5); the session file itself is not touched.
+    const touchingFile = (entry: { path: string }) => entry.path === file || entry.path.startsWith(`${file}.`);
+    expect(fileSystem.writes().filter(touchingFile)).toEqual([]);
     expect(Buffer.compare(await readFile(file), bytes)).toBe(0);
     expect(await stat(file)).toMatchObject({ mtimeMs, size });
     expect(session.updatedAt).toBe(updatedAt);
@@ -102,7 +104,7 @@ describe('orphan repair on load and before a run (SES-7, ENG-10)', () => {
   it('repairs before a run, so the history the engine then sends is paired (seed repair 5, restated)', async () => {
     const workDir = await tempDir();
     const clock = new ManualClock();
-    const session = await new FileSessionManager({ workDir, now: clock.now }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, now: clock.now })).getOrCreate('s1', { workDir });
     // A history that got unpaired while live (e.g. the same object after a failed run).
     await session.append(user('go'), assistant('', [call('c1')]));
     const before = session.updatedAt;
@@ -138,21 +140,22 @@ describe('tool journal (SES-8)', () => {
     await session.toolFinished('c1');
     const afterFinish = fileSystem.writes().map((entry) => entry.operation);
 
-    expect(afterStart).toEqual(['open file', 'write file', 'sync file', 'close file']);
+    // The file is opened once and kept open for the appends that follow.
+    expect(afterStart).toEqual(['open file', 'write file', 'sync file']);
     expect(JSON.parse(lastLine)).toMatchObject({ type: 'tool_started', call: call('c1') });
-    expect(afterFinish).toEqual(['open', 'write', 'close']);
+    expect(afterFinish).toEqual(['write']);
   });
 
   it('flushes every write when asked to', async () => {
     const workDir = await tempDir();
     const fileSystem = new RecordingFileSystem();
-    const session = await new FileSessionManager({ workDir, fileSystem, syncEveryWrite: true }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, fileSystem, syncEveryWrite: true })).getOrCreate('s1', { workDir });
     await session.append(user('one'));
 
     fileSystem.log.length = 0;
     await session.append(user('two'));
 
-    expect(fileSystem.writes().map((entry) => entry.operation)).toEqual(['open', 'write', 'sync', 'close']);
+    expect(fileSystem.writes().map((entry) => entry.operation)).toEqual(['open', 'write', 'sync']);
   });
 
   it('tells the model which calls never started, which started, and which finished unsaved', async () => {
@@ -213,7 +216,7 @@ describe('tool journal (SES-8)', () => {
 
   it('keeps the journal across a compaction', async () => {
     const workDir = await tempDir();
-    const session = await new FileSessionManager({ workDir, compactMinBytes: 0 }).getOrCreate('s1', { workDir });
+    const session = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     await session.append(assistant('', [call('c1'), call('c2')]));
     await session.toolStarted(call('c1'));
     for (let index = 0; index < 10; index += 1) {

@@ -45,6 +45,8 @@ describe('MemorySessionManager (SES-6)', () => {
     expect(await manager.list()).toEqual([
       {
         id: 's1',
+        workDir: '/virtual/workspace',
+        lastEventSeq: 0,
         createdAt: '2030-01-01T00:00:00.000Z',
         updatedAt: '2030-01-01T00:00:03.000Z',
         messageCount: 0,

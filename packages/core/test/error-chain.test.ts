@@ -1,0 +1,95 @@
+import { getEventListeners } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import {
+  ClawError,
+  ClawUserError,
+  causeChain,
+  errnoCode,
+  findError,
+  hasErrorCode,
+  isUserError,
+  linkAbortSignal,
+} from '../src/index.js';
+
+class QuotaError extends ClawError {
+  constructor(cause?: unknown) {
+    super('quota', { code: 'quota', cause });
+  }
+}
+
+describe('causeChain: one walk for findError and hasErrorCode', () => {
+  it('finds a code inside an AggregateError member, as findError finds the class there', () => {
+    // Before the walks were one, hasErrorCode followed only `cause` and missed AggregateErrors.
+    const wrapped = new ClawError('outer', {
+      code: 'outer',
+      cause: new AggregateError([new Error('a'), new QuotaError()], 'both failed'),
+    });
+    expect(findError(wrapped, QuotaError)).toBeInstanceOf(QuotaError);
+    expect(hasErrorCode(wrapped, 'quota')).toBe(true);
+    expect(hasErrorCode(wrapped, 'missing')).toBe(false);
+  });
+
+  it('visits breadth first, skips repeats and cycles, and stops after 32 errors', () => {
+    const first = new Error('first');
+    const second = new Error('second', { cause: first });
+    (first as { cause?: unknown }).cause = second;
+    expect([...causeChain(second)].map((error) => (error as Error).message)).toEqual([
+      'second',
+      'first',
+    ]);
+    let deep: Error = new QuotaError();
+    for (let index = 0; index < 40; index += 1) deep = new Error(`level ${index}`, { cause: deep });
+    expect([...causeChain(deep)]).toHaveLength(32);
+    expect(findError(deep, QuotaError)).toBeUndefined();
+    expect([...causeChain(undefined)]).toEqual([]);
+  });
+});
+
+describe('user errors', () => {
+  it('are marked by the code that throws them, not by a list of codes', () => {
+    expect(isUserError(new ClawUserError('bad flag', { code: 'usage' }))).toBe(true);
+    expect(isUserError(new ClawError('locked', { code: 'x', userError: true }))).toBe(true);
+    expect(isUserError(new ClawError('model down', { code: 'usage' }))).toBe(false);
+    expect(isUserError(new Error('plain'))).toBe(false);
+    expect(new ClawUserError('bad', { code: 'usage' })).toBeInstanceOf(ClawError);
+  });
+});
+
+describe('errnoCode', () => {
+  it('reads the code of a system error and nothing else', () => {
+    expect(errnoCode(Object.assign(new Error('x'), { code: 'ENOENT' }))).toBe('ENOENT');
+    expect(errnoCode(new Error('x'))).toBeUndefined();
+    expect(errnoCode({ code: 3 })).toBeUndefined();
+    expect(errnoCode(null)).toBeUndefined();
+    expect(errnoCode(undefined)).toBeUndefined();
+  });
+});
+
+describe('linkAbortSignal with several parents', () => {
+  it('aborts with the first parent\'s reason and removes every listener', () => {
+    const run = new AbortController();
+    const budget = new AbortController();
+    const link = linkAbortSignal(run.signal, undefined, budget.signal);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
+    expect(getEventListeners(budget.signal, 'abort')).toHaveLength(1);
+    const reason = new Error('budget');
+    budget.abort(reason);
+    expect(link.signal.reason).toBe(reason);
+    // The abort itself took the listeners off the other parent too.
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+    run.abort(new Error('later'));
+    expect(link.signal.reason).toBe(reason);
+  });
+
+  it('is aborted at once when a parent already is, and dispose leaves no listener', () => {
+    const reason = new Error('already');
+    const live = new AbortController();
+    expect(linkAbortSignal(live.signal, AbortSignal.abort(reason)).signal.reason).toBe(reason);
+    expect(getEventListeners(live.signal, 'abort')).toHaveLength(0);
+    const link = linkAbortSignal(live.signal);
+    link.dispose();
+    link.dispose();
+    expect(getEventListeners(live.signal, 'abort')).toHaveLength(0);
+    expect(linkAbortSignal().signal.aborted).toBe(false);
+  });
+});

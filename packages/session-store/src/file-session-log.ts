@@ -1,0 +1,324 @@
+import { constants } from 'node:fs';
+import nodePath from 'node:path';
+import { errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import { SessionLogError } from './errors.js';
+import {
+  nodeSessionFileSystem,
+  type SessionFileHandle,
+  type SessionFileSystem,
+} from './file-system.js';
+import { acquireLockFile } from './lock-file.js';
+import { readLog } from './log-reader.js';
+import { encodeChange, encodeSnapshot } from './records.js';
+import type {
+  AppendResult,
+  LogRecord,
+  SessionLog,
+  SessionLogLock,
+  SessionPage,
+  SessionSnapshot,
+  SessionSummary,
+  StoredLog,
+} from './session-log.js';
+import { assertSessionId, isValidSessionId } from './session-id.js';
+import { summaryOf } from './summary.js';
+
+/** The folder, under a workspace, that holds its session files. */
+export const sessionsFolder = nodePath.join('.claw', 'sessions');
+
+/** The extension of a session file. */
+export const sessionFileExtension = '.jsonl';
+
+/** Default of `compactMinBytes`: the log is not compacted before it holds this many bytes. */
+export const defaultCompactMinBytes = 256 * 1024;
+
+const appendFlags = constants.O_WRONLY | constants.O_APPEND;
+
+/** Options of {@link FileSessionLog}. */
+export interface FileSessionLogOptions {
+  /** The folder of the session files, e.g. `<workDir>/.claw/sessions`. */
+  directory: string;
+  /** File operations underneath. Default: Node's `fs/promises`. */
+  fileSystem?: SessionFileSystem;
+  /**
+   * The records after a snapshot are compacted into a new one once they reach the snapshot's
+   * size and at least this many bytes. Default: 256 KiB.
+   */
+  compactMinBytes?: number;
+}
+
+/** What the log knows about one session file it has read or written. */
+interface FileState {
+  lastSeq: number;
+  snapshotBytes: number;
+  logBytes: number;
+  /** Kept open between appends; closed by compaction, removal and release. */
+  handle: SessionFileHandle | undefined;
+}
+
+/**
+ * Sessions as files (RT-6, SES-2): `<directory>/<id>.jsonl` holds a snapshot line, then one line
+ * per change, each a JSON record with its version, number, time and a checksum; `<id>.lock` is
+ * the session's lock (RT-5). An append costs the size of the change, not of the history; the
+ * file is rewritten as a new snapshot (temporary file, fsync, rename: the commit point) when the
+ * writer compacts. A crash at any byte leaves a readable file: a torn last line is dropped on
+ * load; damage anywhere else is reported, never overwritten.
+ */
+export class FileSessionLog implements SessionLog {
+  readonly directory: string;
+  private readonly fileSystem: SessionFileSystem;
+  private readonly compactMinBytes: number;
+  private readonly files = new Map<string, FileState>();
+  private folderReady: Promise<void> | undefined;
+  private staleTemporariesChecked = new Set<string>();
+
+  constructor(options: FileSessionLogOptions) {
+    this.directory = nodePath.resolve(options.directory);
+    this.fileSystem = options.fileSystem ?? nodeSessionFileSystem;
+    this.compactMinBytes = options.compactMinBytes ?? defaultCompactMinBytes;
+  }
+
+  /** The file of session `id`. @throws SessionStoreError `invalid_session_id`. */
+  location(id: string): string {
+    assertSessionId(id);
+    return nodePath.join(this.directory, `${id}${sessionFileExtension}`);
+  }
+
+  async acquire(id: string): Promise<SessionLogLock> {
+    const file = `${this.location(id).slice(0, -sessionFileExtension.length)}.lock`;
+    await this.ensureFolder(file);
+    const lock = await acquireLockFile({ file, sessionId: id, fileSystem: this.fileSystem });
+    return {
+      holder: lock.holder,
+      release: async () => {
+        await this.forget(id);
+        await lock.release();
+      },
+    };
+  }
+
+  async load(id: string): Promise<StoredLog | undefined> {
+    const file = this.location(id);
+    let text: string;
+    try {
+      text = await this.fileSystem.readFile(file, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw new SessionLogError(
+        `Could not read the session file ${file}: ${errorMessage(error)}. Check that claw may ` +
+        'read it.',
+        { code: 'session_read_failed', location: file, cause: error },
+      );
+    }
+    if (text === '') return undefined;
+    const read = readLog(text, { file, id });
+    await this.closeHandle(id);
+    this.files.set(id, {
+      lastSeq: read.lastSeq,
+      snapshotBytes: read.snapshotBytes,
+      logBytes: read.logBytes,
+      handle: undefined,
+    });
+    return read.log;
+  }
+
+  async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean },
+  ): Promise<AppendResult> {
+    const file = this.location(id);
+    const state = this.files.get(id) ?? (await this.stateFromFile(id, file));
+    let expected = state.lastSeq + 1;
+    for (const record of records) {
+      if (record.seq !== expected) {
+        throw new SessionLogError(
+          `Cannot append change ${record.seq} to the session file ${file}: the next change there ` +
+          `is ${expected}. Another writer changed it; reload the session.`,
+          { code: 'session_seq_conflict', location: file },
+        );
+      }
+      expected += 1;
+    }
+    const last = records.at(-1);
+    if (last === undefined) return { compactionDue: this.compactionDue(state) };
+    const text = records
+      .map((record) => encodeChange(record.seq, record.at, record.change, record.encoded))
+      .join('');
+    try {
+      state.handle ??= await this.fileSystem.open(file, appendFlags);
+      await state.handle.writeFile(text, 'utf8');
+      if (options.sync) await state.handle.sync();
+    } catch (error) {
+      await this.closeHandle(id);
+      // The lines may be half on disk: only a new snapshot puts the file right.
+      this.files.delete(id);
+      if (errnoCode(error) === 'ENOENT') {
+        throw new SessionLogError(
+          `The session file ${file} is gone (removed behind claw's back).`,
+          { code: 'session_missing', location: file, cause: error },
+        );
+      }
+      throw this.writeFailed(file, 'save a change', error);
+    }
+    state.lastSeq = last.seq;
+    state.logBytes += Buffer.byteLength(text, 'utf8');
+    return { compactionDue: this.compactionDue(state) };
+  }
+
+  async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+    const file = this.location(id);
+    const line = encodeSnapshot(snapshot);
+    await this.closeHandle(id);
+    this.files.delete(id);
+    try {
+      await this.ensureFolder(file);
+      await writeFileAtomically(this.fileSystem, file, line);
+    } catch (error) {
+      throw this.writeFailed(file, 'save the session', error);
+    }
+    await this.syncFolder(nodePath.dirname(file));
+    this.files.set(id, {
+      lastSeq: snapshot.seq,
+      snapshotBytes: Buffer.byteLength(line, 'utf8'),
+      logBytes: 0,
+      handle: undefined,
+    });
+    if (!this.staleTemporariesChecked.has(id)) {
+      this.staleTemporariesChecked.add(id);
+      await this.removeStaleTemporaries(file);
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    const file = this.location(id);
+    await this.forget(id);
+    try {
+      await this.fileSystem.unlink(file);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return;
+      throw new SessionLogError(
+        `Could not remove the session file ${file}: ${errorMessage(error)}. Check that the ` +
+        '.claw folder is writable.',
+        { code: 'session_write_failed', location: file, cause: error },
+      );
+    }
+  }
+
+  async list(options: { limit?: number; after?: string } = {}): Promise<SessionPage> {
+    const limit = Math.max(1, options.limit ?? 100);
+    const ids = (await this.fileNames())
+      .filter((name) => name.endsWith(sessionFileExtension))
+      .map((name) => name.slice(0, -sessionFileExtension.length))
+      .filter((id) => isValidSessionId(id) && (options.after === undefined || id > options.after))
+      .sort();
+    const sessions: SessionSummary[] = [];
+    let index = 0;
+    for (; index < ids.length && sessions.length < limit; index += 1) {
+      const id = ids[index] as string;
+      const summary = await this.summary(id).catch(() => undefined);
+      if (summary !== undefined) sessions.push(summary);
+    }
+    const last = sessions.at(-1);
+    return index < ids.length && last !== undefined ? { sessions, next: last.id } : { sessions };
+  }
+
+  /** Closes what the log keeps open for a session and forgets what it knew. */
+  private async forget(id: string): Promise<void> {
+    await this.closeHandle(id);
+    this.files.delete(id);
+  }
+
+  private async summary(id: string): Promise<SessionSummary | undefined> {
+    const file = this.location(id);
+    const text = await this.fileSystem.readFile(file, 'utf8');
+    if (text === '') return undefined;
+    const { log } = readLog(text, { file, id });
+    return summaryOf(log);
+  }
+
+  private async stateFromFile(id: string, file: string): Promise<FileState> {
+    if ((await this.load(id)) === undefined) {
+      throw new SessionLogError(
+        `The session file ${file} does not exist: write a snapshot first.`,
+        { code: 'session_missing', location: file },
+      );
+    }
+    return this.files.get(id) as FileState;
+  }
+
+  private compactionDue(state: FileState): boolean {
+    return state.logBytes >= Math.max(this.compactMinBytes, state.snapshotBytes);
+  }
+
+  private async closeHandle(id: string): Promise<void> {
+    const state = this.files.get(id);
+    const handle = state?.handle;
+    if (state === undefined || handle === undefined) return;
+    state.handle = undefined;
+    await handle.close().catch(() => undefined);
+  }
+
+  /** Creates the sessions folder once per log. */
+  private ensureFolder(file: string): Promise<void> {
+    this.folderReady ??= this.fileSystem
+      .mkdir(nodePath.dirname(file), { recursive: true })
+      .then(() => undefined);
+    const ready = this.folderReady;
+    // A failure is not cached: the next call tries again.
+    ready.catch(() => {
+      if (this.folderReady === ready) this.folderReady = undefined;
+    });
+    return ready;
+  }
+
+  /** Makes a rename durable. Best effort: not every platform can open a folder. */
+  private async syncFolder(folder: string): Promise<void> {
+    try {
+      const handle = await this.fileSystem.open(folder, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      // The data is flushed; only the rename's durability is left to the file system.
+    }
+  }
+
+  /** Temporary files of this session left by a crash during a snapshot. */
+  private async removeStaleTemporaries(file: string): Promise<void> {
+    const folder = nodePath.dirname(file);
+    const prefix = `${nodePath.basename(file)}.`;
+    const stale = /^[0-9a-f-]{36}\.tmp$/;
+    try {
+      for (const name of await this.fileSystem.readdir(folder)) {
+        if (!name.startsWith(prefix) || !stale.test(name.slice(prefix.length))) continue;
+        await this.fileSystem.unlink(nodePath.join(folder, name)).catch(() => undefined);
+      }
+    } catch {
+      // Leftovers are harmless: they are never read.
+    }
+  }
+
+  private async fileNames(): Promise<string[]> {
+    try {
+      return await this.fileSystem.readdir(this.directory);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw new SessionLogError(
+        `Could not list the sessions in ${this.directory}: ${errorMessage(error)}.`,
+        { code: 'session_read_failed', location: this.directory, cause: error },
+      );
+    }
+  }
+
+  private writeFailed(file: string, action: string, cause: unknown): SessionLogError {
+    return new SessionLogError(
+      `Could not write the session file ${file} to ${action}: ${errorMessage(cause)}. ` +
+      'The session in memory is complete and is written out in full with the next change. ' +
+      'Check that the .claw folder is writable and the disk has room.',
+      { code: 'session_write_failed', location: file, cause },
+    );
+  }
+}

@@ -1,0 +1,142 @@
+import { SerialQueue } from '@claw/core';
+import { SessionLogError, SessionStoreError } from './errors.js';
+import type { LogRecord, SessionLog } from './session-log.js';
+import { snapshotOf, type SessionState } from './session-state.js';
+
+/** Where a session's changes go (`StoredSession` hands every change to one). */
+export interface SessionWriter {
+  /**
+   * Takes the record of a change already applied in memory. Resolves once it is stored (for `sync`,
+   * flushed to the disk hardware); rejects with a `SessionLogError` when the write failed.
+   */
+  write(record: LogRecord, options: { sync: boolean }): Promise<void>;
+  /** Resolves once everything in memory is stored, writing it again after a failed write. */
+  flush(): Promise<void>;
+  /** Waits for queued writes, then removes the session's storage. */
+  remove(): Promise<void>;
+}
+
+interface Pending {
+  record: LogRecord;
+  sync: boolean;
+}
+
+export interface LogWriterOptions {
+  log: SessionLog;
+  id: string;
+  /** The session's current state in memory, for snapshots. */
+  state: () => SessionState;
+  /** The last change already stored. */
+  persistedSeq: number;
+  /** The next write must be a whole snapshot: there is none yet, or the log dropped damage. */
+  needsSnapshot: boolean;
+  /** Flush every write to the disk hardware. */
+  syncEveryWrite: boolean;
+}
+
+/**
+ * Writes one session's changes to its `SessionLog`, in order (one queue per session): the
+ * changes made while a write is under way go out together as the next append (one write, one
+ * fsync when any of them asks for it). The next write is a whole snapshot (`compact`) when the
+ * log says the records outweigh their snapshot, after a clear, and after a failed write (an
+ * append may have been half stored; only a new snapshot puts it right). A `session_seq_conflict`
+ * means another writer: this writer then stops writing (every later write rejects with it) so
+ * that it never overwrites the other's changes.
+ */
+export class LogWriter implements SessionWriter {
+  private readonly log: SessionLog;
+  private readonly id: string;
+  private readonly state: () => SessionState;
+  private readonly syncEveryWrite: boolean;
+  private readonly queue = new SerialQueue();
+  private pending: Pending[] = [];
+  private persistedSeq: number;
+  private needsSnapshot: boolean;
+  private conflict: SessionLogError | undefined;
+
+  constructor(options: LogWriterOptions) {
+    this.log = options.log;
+    this.id = options.id;
+    this.state = options.state;
+    this.syncEveryWrite = options.syncEveryWrite;
+    this.persistedSeq = options.persistedSeq;
+    this.needsSnapshot = options.needsSnapshot;
+  }
+
+  write(record: LogRecord, options: { sync: boolean }): Promise<void> {
+    this.pending.push({ record, sync: options.sync });
+    // After a clear the old history is dead weight, and the new snapshot is small: write it now.
+    if (record.change.type === 'clear') this.needsSnapshot = true;
+    return this.queue.run(() => this.persistThrough(record.seq));
+  }
+
+  flush(): Promise<void> {
+    return this.queue.run(() => this.persistThrough(this.state().seq));
+  }
+
+  remove(): Promise<void> {
+    return this.queue.run(() => this.log.remove(this.id));
+  }
+
+  private async persistThrough(seq: number): Promise<void> {
+    if (this.conflict !== undefined) throw this.conflict;
+    // A batch or a snapshot written by an earlier task may already hold this change.
+    if (this.persistedSeq >= seq) return;
+    if (this.needsSnapshot) {
+      await this.writeSnapshot();
+      return;
+    }
+    const batch = this.pending;
+    this.pending = [];
+    const last = batch.at(-1);
+    if (last === undefined) return;
+    let compactionDue: boolean;
+    try {
+      ({ compactionDue } = await this.log.append(
+        this.id,
+        batch.map((pending) => pending.record),
+        { sync: this.syncEveryWrite || batch.some((pending) => pending.sync) },
+      ));
+    } catch (error) {
+      if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {
+        this.conflict = error;
+        throw error;
+      }
+      this.needsSnapshot = true;
+      // The stored session went away behind our back: store it afresh from memory.
+      if (error instanceof SessionLogError && error.code === 'session_missing') {
+        await this.writeSnapshot();
+        return;
+      }
+      throw error instanceof SessionStoreError
+        ? error
+        : new SessionStoreError(`Could not store a change of session ${this.id}`, {
+            code: 'session_write_failed',
+            cause: error,
+          });
+    }
+    this.persistedSeq = last.record.seq;
+    if (compactionDue) this.needsSnapshot = true;
+  }
+
+  private async writeSnapshot(): Promise<void> {
+    const state = this.state();
+    const seq = state.seq;
+    try {
+      await this.log.compact(this.id, snapshotOf(state));
+    } catch (error) {
+      this.needsSnapshot = true;
+      throw error;
+    }
+    this.persistedSeq = seq;
+    this.pending = this.pending.filter((pending) => pending.record.seq > seq);
+    this.needsSnapshot = false;
+  }
+}
+
+/** The writer of sessions that are not stored: keeps nothing. */
+export const nullWriter: SessionWriter = {
+  write: () => Promise.resolve(),
+  flush: () => Promise.resolve(),
+  remove: () => Promise.resolve(),
+};

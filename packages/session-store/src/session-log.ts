@@ -1,0 +1,133 @@
+import type { CostTotals, Message, Usage } from '@claw/core';
+import type { SessionLockHolder } from './errors.js';
+import type { SessionChange } from './session-state.js';
+
+/** Everything a session keeps, as one value (SES-1): what a snapshot stores. */
+export interface SessionSnapshot {
+  id: string;
+  /** The workspace the session last worked in (a reload takes the caller's, SES-5). */
+  workDir: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601: the time of the last change. */
+  updatedAt: string;
+  /** The number of the last change the snapshot includes (0 for a session with none). */
+  seq: number;
+  /** The seq of the last event the session handed out (RT-3); 0 before the first. */
+  eventSeq: number;
+  history: Message[];
+  usage: Usage;
+  cost: CostTotals;
+  /** The tool journal (SES-8): whether it was ever used, and the calls without an Observation. */
+  journal: {
+    active: boolean;
+    calls: Array<{ id: string; started: boolean; finished: boolean }>;
+  };
+}
+
+/** One change of a session with its number and time: what one log record holds. */
+export interface LogRecord {
+  /** 1, 2, 3… per session, each the previous plus one; continues after a snapshot's `seq`. */
+  seq: number;
+  /** ISO 8601. */
+  at: string;
+  change: SessionChange;
+  /**
+   * `change` as JSON, made when the change was made. A backend may store this instead of
+   * encoding `change` again (the two always agree).
+   */
+  encoded?: string;
+}
+
+/** A session as a log keeps it: the latest snapshot and the records after it. */
+export interface StoredLog {
+  snapshot: SessionSnapshot;
+  /** In order, each `seq` one more than the one before, the first one more than the snapshot's. */
+  records: LogRecord[];
+  /**
+   * True when the log dropped damage it can repair (a torn last record after a crash): the next
+   * write must be a whole snapshot (`compact`), never an append after the damage.
+   */
+  needsCompaction: boolean;
+}
+
+/** What `SessionLog.append` tells the writer. */
+export interface AppendResult {
+  /** The records after the snapshot now outweigh it: the next write should be `compact`. */
+  compactionDue: boolean;
+}
+
+/** One session as `list` shows it. */
+export interface SessionSummary {
+  id: string;
+  /** The workspace it last worked in. */
+  workDir: string;
+  /** ISO 8601. */
+  createdAt: string;
+  /** ISO 8601: the time of the last change. */
+  updatedAt: string;
+  messageCount: number;
+  usage: Usage;
+  cost: CostTotals;
+  /** The seq of its last event (0 before the first). */
+  lastEventSeq: number;
+}
+
+/** One page of `SessionLog.list`. */
+export interface SessionPage {
+  /** In the order of their ids. */
+  sessions: SessionSummary[];
+  /** Pass as `after` for the next page; absent on the last page. */
+  next?: string;
+}
+
+/** A session taken by one owner (RT-5). */
+export interface SessionLogLock {
+  readonly holder: SessionLockHolder;
+  /** Gives the session up; idempotent. A lock another owner has taken over is left alone. */
+  release(): Promise<void>;
+}
+
+/**
+ * Where sessions are stored (RT-6): an append-only log of changes per session, with snapshots.
+ * Sessions (repair, the tool journal, usage, events) are built once on top of it, by
+ * `SessionStore`; file, memory (and other) backends implement it and pass the conformance suite
+ * in `@claw/session-store/testing`.
+ *
+ * Every method may reject with a `SessionLogError` (storage-neutral: `location`, not a file).
+ */
+export interface SessionLog {
+  /** Where the session is (or would be) stored, for messages: a path, a database row. */
+  location(id: string): string;
+  /**
+   * Takes the session for this owner until `release` (RT-5). Held by another live owner: rejects
+   * with `SessionLockedError` naming the holder, having written nothing. A lock whose owner is gone
+   * (its process died) is taken over.
+   */
+  acquire(id: string): Promise<SessionLogLock>;
+  /** The session's snapshot and the records after it; `undefined` when it was never stored. */
+  load(id: string): Promise<StoredLog | undefined>;
+  /**
+   * Appends records, in order, as one write (`sync`: flushed to the disk hardware before it
+   * resolves). The first record's `seq` must be one more than the last one stored, and each
+   * next one more again: otherwise rejects with `session_seq_conflict` and writes nothing. A
+   * session with no snapshot yet cannot be appended to (`session_missing`).
+   */
+  append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean },
+  ): Promise<AppendResult>;
+  /**
+   * Replaces the session's stored log with one snapshot, atomically (a crash leaves the old log
+   * or the new snapshot); creates the session when it has none. Durable when it resolves.
+   */
+  compact(id: string, snapshot: SessionSnapshot): Promise<void>;
+  /** Removes the session; nothing happens when there is none. */
+  remove(id: string): Promise<void>;
+  /**
+   * Stored sessions in the order of their ids, a page at a time (default 100), starting after
+   * the id `after`. Sessions that cannot be read are left out.
+   */
+  list(options?: { limit?: number; after?: string }): Promise<SessionPage>;
+}

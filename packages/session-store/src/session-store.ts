@@ -1,0 +1,321 @@
+import nodePath from 'node:path';
+import type { SessionEvent } from '@claw/core';
+import { SessionLogError, SessionStoreError } from './errors.js';
+import { LogWriter } from './log-writer.js';
+import type { SessionLog, SessionLogLock, SessionSummary, StoredLog } from './session-log.js';
+import type {
+  GetOrCreateOptions,
+  PersistentSession,
+  SessionLease,
+  SessionManager,
+} from './session-manager.js';
+import { assertSessionId, assertWorkDir } from './session-id.js';
+import {
+  applyChange,
+  ChangeMismatch,
+  newSessionState,
+  stateOf,
+  type SessionState,
+} from './session-state.js';
+import { StoredSession } from './stored-session.js';
+
+/** Options of {@link SessionStore}. */
+export interface SessionStoreOptions {
+  /** Where the sessions are stored. */
+  log: SessionLog;
+  /** The clock for createdAt, updatedAt and event times. Default: the current time. */
+  now?: () => Date;
+  /**
+   * Flush every write to the disk hardware (fsync). Default false: tool starts and snapshots are
+   * flushed; other changes survive a crash of the process, and a power loss may lose the last of
+   * them (never the session's readability).
+   */
+  syncEveryWrite?: boolean;
+  /** The workspace `clear(id)` opens a session in when it is not open. Default: the stored one. */
+  workDir?: string;
+}
+
+/** Most events kept from a stored log for replay after a restart (the newest ones). */
+const maxStoredEvents = 10_000;
+
+interface Opened {
+  session: StoredSession;
+  lock: SessionLogLock;
+}
+
+interface Entry {
+  workDir: string;
+  ready: Promise<Opened>;
+  holders: number;
+  closing: Promise<void> | undefined;
+}
+
+/**
+ * Sessions on any `SessionLog` (RT-5, RT-6): the one implementation of loading (snapshot plus
+ * changes, then orphan repair), the tool journal, usage, events and their numbering, written once
+ * for every backend. A session is opened once per store and shared by every `open` of its id; it
+ * is locked in the log while open (a second process, or a second store, gets
+ * `SessionLockedError` at once and writes nothing), and the last `release` stores what is left,
+ * unlocks it and forgets it, so nothing stays cached.
+ */
+export class SessionStore implements SessionManager {
+  readonly log: SessionLog;
+  private readonly now: () => Date;
+  private readonly syncEveryWrite: boolean;
+  private readonly defaultWorkDir: string | undefined;
+  private readonly entries = new Map<string, Entry>();
+  private readonly kept = new Map<string, Promise<SessionLease>>();
+  private closed = false;
+
+  constructor(options: SessionStoreOptions) {
+    this.log = options.log;
+    this.now = options.now ?? (() => new Date());
+    this.syncEveryWrite = options.syncEveryWrite ?? false;
+    this.defaultWorkDir = options.workDir;
+  }
+
+  async open(id: string, options: GetOrCreateOptions): Promise<SessionLease> {
+    assertSessionId(id);
+    assertWorkDir(options.workDir);
+    for (;;) {
+      if (this.closed) throw closedError();
+      let entry = this.entries.get(id);
+      if (entry?.closing !== undefined) {
+        // The last holder is letting it go: open it afresh once that is done.
+        await entry.closing.catch(() => undefined);
+        continue;
+      }
+      if (entry === undefined) entry = this.begin(id, options.workDir);
+      entry.holders += 1;
+      let opened: Opened;
+      try {
+        opened = await entry.ready;
+      } catch (error) {
+        entry.holders -= 1;
+        throw error;
+      }
+      const lease = this.lease(id, entry, opened);
+      if (!sameFolder(entry.workDir, options.workDir)) {
+        await lease.release();
+        throw new SessionStoreError(
+          `Session ${JSON.stringify(id)} is open for the workspace ${entry.workDir}, not ` +
+          `${options.workDir}. Use another session id for another workspace.`,
+          { code: 'session_workdir_conflict' },
+        );
+      }
+      return lease;
+    }
+  }
+
+  getOrCreate(id: string, options: GetOrCreateOptions): Promise<PersistentSession> {
+    const kept = this.kept.get(id);
+    if (kept === undefined) {
+      const opening = this.open(id, options);
+      this.kept.set(id, opening);
+      opening.catch(() => {
+        if (this.kept.get(id) === opening) this.kept.delete(id);
+      });
+      return opening.then((lease) => lease.session);
+    }
+    return kept.then(async (lease) => {
+      const workDir = this.entries.get(id)?.workDir;
+      if (workDir !== undefined && !sameFolder(workDir, options.workDir)) {
+        // The same check and error as `open`.
+        await (await this.open(id, options)).release();
+      }
+      return lease.session;
+    });
+  }
+
+  /** Every session, most recently changed first; open ones as they are in memory. */
+  async list(): Promise<SessionSummary[]> {
+    const summaries = new Map<string, SessionSummary>();
+    let after: string | undefined;
+    do {
+      const page = await this.log.list(after === undefined ? {} : { after });
+      for (const summary of page.sessions) summaries.set(summary.id, summary);
+      after = page.next;
+    } while (after !== undefined);
+    for (const [id, entry] of this.entries) {
+      const opened = await entry.ready.catch(() => undefined);
+      if (opened !== undefined) summaries.set(id, opened.session.summary());
+    }
+    return [...summaries.values()].sort(byRecency);
+  }
+
+  async clear(id: string): Promise<void> {
+    assertSessionId(id);
+    const workDir =
+      this.entries.get(id)?.workDir ??
+      this.defaultWorkDir ??
+      (await this.log.load(id))?.snapshot.workDir;
+    if (workDir === undefined) return;
+    const lease = await this.open(id, { workDir });
+    try {
+      await lease.session.clear();
+    } finally {
+      await lease.release();
+    }
+  }
+
+  async delete(id: string): Promise<void> {
+    assertSessionId(id);
+    const entry = this.entries.get(id);
+    this.kept.delete(id);
+    if (entry !== undefined && entry.closing === undefined) {
+      this.entries.delete(id);
+      const opened = await entry.ready.catch(() => undefined);
+      if (opened !== undefined) {
+        try {
+          await opened.session.delete();
+        } finally {
+          await opened.lock.release();
+        }
+        return;
+      }
+    }
+    await entry?.closing?.catch(() => undefined);
+    // Not open here: take it, so a session in use elsewhere is never removed under its owner.
+    const lock = await this.log.acquire(id);
+    try {
+      await this.log.remove(id);
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.kept.clear();
+    const entries = [...this.entries.values()];
+    const results = await Promise.allSettled(
+      entries.map(async (entry) => {
+        entry.holders = 0;
+        entry.closing ??= this.finish(entry);
+        await entry.closing;
+      }),
+    );
+    const failure = results.find((result) => result.status === 'rejected');
+    if (failure !== undefined) throw (failure).reason;
+  }
+
+  private begin(id: string, workDir: string): Entry {
+    const entry: Entry = { workDir, ready: this.load(id, workDir), holders: 0, closing: undefined };
+    this.entries.set(id, entry);
+    entry.ready.catch(() => {
+      if (this.entries.get(id) === entry) this.entries.delete(id);
+    });
+    return entry;
+  }
+
+  private lease(id: string, entry: Entry, opened: Opened): SessionLease {
+    let released: Promise<void> | undefined;
+    return {
+      session: opened.session,
+      release: () => {
+        released ??= (async () => {
+          if (this.entries.get(id) !== entry || entry.closing !== undefined) return;
+          entry.holders -= 1;
+          if (entry.holders > 0) return;
+          entry.closing = this.finish(entry);
+          await entry.closing;
+        })();
+        return released;
+      },
+    };
+  }
+
+  /** Stores what is left of the entry's session, unlocks it and forgets it. */
+  private async finish(entry: Entry): Promise<void> {
+    const opened = await entry.ready.catch(() => undefined);
+    try {
+      await opened?.session.flush();
+    } finally {
+      try {
+        await opened?.lock.release();
+      } finally {
+        for (const [id, current] of this.entries) {
+          if (current === entry) this.entries.delete(id);
+        }
+      }
+    }
+  }
+
+  private async load(id: string, workDir: string): Promise<Opened> {
+    const lock = await this.log.acquire(id);
+    try {
+      const stored = await this.log.load(id);
+      const { state, events } =
+        stored === undefined
+          ? { state: newSessionState({ id, workDir, now: this.now().toISOString() }), events: [] }
+          : this.replay(id, stored, workDir);
+      const session = new StoredSession({
+        state,
+        now: this.now,
+        storedEvents: events,
+        writer: (current) =>
+          new LogWriter({
+            log: this.log,
+            id,
+            state: current,
+            persistedSeq: state.seq,
+            needsSnapshot: stored === undefined || stored.needsCompaction,
+            syncEveryWrite: this.syncEveryWrite,
+          }),
+      });
+      // Repair is the only write a load makes (SES-7).
+      await session.repair();
+      return { session, lock };
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  /** The state a stored log describes, and the events in it (the newest, without gaps). */
+  private replay(
+    id: string,
+    stored: StoredLog,
+    workDir: string,
+  ): { state: SessionState; events: SessionEvent[] } {
+    const state = stateOf(stored.snapshot, workDir);
+    const events: SessionEvent[] = [];
+    for (const [index, record] of stored.records.entries()) {
+      try {
+        applyChange(state, record.change, record.at);
+      } catch (error) {
+        if (!(error instanceof ChangeMismatch)) throw error;
+        const location = this.log.location(id);
+        // Record 1 is the snapshot (a file's line numbers count the same way).
+        const at = index + 2;
+        throw new SessionLogError(
+          `The stored session ${location} is corrupt at record ${at} (line ${at} of a file): ` +
+          `${error.message}. claw leaves it as it is; move it away (or restore it from a backup) ` +
+          'to start this session afresh.',
+          { code: 'session_corrupt', location, record: at, cause: error },
+        );
+      }
+      state.seq = record.seq;
+      if (record.change.type === 'event') events.push(record.change.event);
+    }
+    return { state, events: events.slice(-maxStoredEvents) };
+  }
+}
+
+function sameFolder(a: string, b: string): boolean {
+  return nodePath.resolve(a) === nodePath.resolve(b);
+}
+
+function closedError(): SessionStoreError {
+  return new SessionStoreError('The session store is closed; create a new one.', {
+    code: 'session_store_closed',
+  });
+}
+
+/** Most recently changed first; ties by id. */
+export function byRecency(a: SessionSummary, b: SessionSummary): number {
+  const difference = Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
+  if (difference !== 0) return difference;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

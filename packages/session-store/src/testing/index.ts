@@ -1,0 +1,1 @@
+export { describeSessionLog, type SessionLogBackend } from './conformance.js';
