@@ -1,12 +1,19 @@
 import { ClawError } from '@claw/core';
 
-/** A runtime already has an active task (RT-1: one at a time). */
-export class RuntimeBusyError extends ClawError {
-  constructor(runtimeId: string) {
+/** The session already has a running task (RT-1, RT-5: one at a time per session). */
+export class SessionBusyError extends ClawError {
+  readonly sessionId: string;
+  /** The task that is running. */
+  readonly taskId: string;
+
+  constructor(sessionId: string, taskId: string) {
     super(
-      `runtime ${runtimeId} is already running a task; wait for it or cancel it first`,
-      { code: 'runtime_busy' },
+      `session ${JSON.stringify(sessionId)} is already running a task (${taskId}); wait for it ` +
+      'to end or interrupt it first',
+      { code: 'session_busy' },
     );
+    this.sessionId = sessionId;
+    this.taskId = taskId;
   }
 }
 

@@ -1,30 +1,32 @@
-import {
-  ClawError,
-  type AgentSession,
-  type Provider,
-  type Reporter,
-  type Tool,
-} from '@claw/core';
+import path from 'node:path';
 import {
   DefaultPolicy,
   FileAuditLog,
+  FileGrantStore,
   Gate,
-  grantStoreForWorkspace,
   type ApprovalHandler,
+  type ApprovalMode,
+  type AuditLog,
+  type GrantStore,
+  type Policy,
 } from '@claw/approval';
+import { ClawUserError, type Provider, type Reporter, type Tool } from '@claw/core';
 import { Engine, builtinTools } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
-import { FileSessionManager, type PersistentSession } from '@claw/session-store';
-import path from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import { RuntimeClosedError } from './errors.js';
+import type { EventRetention, SubscriberBound } from './event-log.js';
 import { Runtime } from './runtime.js';
+import { SessionHost } from './session-host.js';
 import { commandEnvironment, type Settings } from './settings.js';
+import { WorkspaceSessions, WorkspaceShared, type SessionSource } from './workspaces.js';
 
-/** Where runtimes get their sessions; `FileSessionManager` and `MemorySessionManager` fit. */
-export interface SessionSource {
-  getOrCreate(id: string, options: { workDir: string }): Promise<AgentSession>;
+/** What a policy factory is told about where its policy will be used. */
+export interface PolicyContext {
+  workDir: string;
+  /** True when bash runs isolated (bubblewrap); the default policy then lets `allow` cover it. */
+  bashIsolated: boolean;
 }
 
 export interface RuntimeFactoryOptions {
@@ -42,6 +44,16 @@ export interface RuntimeFactoryOptions {
   tracer?: Tracer;
   /** Where sessions live. Default: on disk, under each workspace's `.claw/sessions/`. */
   sessions?: SessionSource;
+  /** The grant store of a workspace (RT-2). Default: `<workDir>/.claw/grants.json`. */
+  grantStore?: (workDir: string) => GrantStore | Promise<GrantStore>;
+  /** The audit log of a workspace (RT-2). Default: `<workDir>/.claw/audit.jsonl`. */
+  auditLog?: (workDir: string) => AuditLog | Promise<AuditLog>;
+  /** The approval policy (RT-2). Default: `DefaultPolicy`. */
+  policy?: (context: PolicyContext) => Policy;
+  /** How many recent events each session keeps for replay (RT-4). */
+  eventRetention?: EventRetention;
+  /** How far an event subscriber may fall behind (RT-3). */
+  subscriberBound?: SubscriberBound;
   /** Give subagents to the model (`spawn_subagent`). Default true. */
   subagents?: boolean;
   /** Prepared bash isolation (skips the probe), e.g. shared between factories in one process. */
@@ -51,65 +63,63 @@ export interface RuntimeFactoryOptions {
 export interface CreateRuntimeOptions {
   /** Default: `runtime-N`. */
   id?: string;
-  /** Default: "default". An existing session is resumed. */
+  /** Default: "default". An existing one is resumed; one a runtime already holds is shared. */
   sessionId?: string;
   workDir: string;
-  /** Answers the calls the policy asks about (a terminal prompt, a channel's approval cards). */
-  approvalHandler: ApprovalHandler;
+  /**
+   * Answers the calls the policy asks about (a terminal prompt, an unattended denial). Optional:
+   * a runtime without one answers with `respond` (a channel client's `approval_response`); the
+   * session's questions go to every runtime attached to it, the first answer wins.
+   */
+  approvalHandler?: ApprovalHandler;
   /** Used when a task is started without its own. */
   reporter?: Reporter;
-  /** Overrides the settings' approval mode for this runtime (e.g. remote runs deny). */
-  approval?: Settings['approval'];
+  /** Overrides the settings' approval mode for this runtime's tasks (e.g. remote runs deny). */
+  approval?: ApprovalMode;
 }
 
-/**
- * Sessions on disk under each workspace's `.claw/sessions/` (SES-2, SES-6): one
- * `FileSessionManager` per workspace, made when first needed.
- */
-export class WorkspaceSessions implements SessionSource {
-  private readonly managers = new Map<string, FileSessionManager>();
-
-  manager(workDir: string): FileSessionManager {
-    const root = path.resolve(workDir);
-    let manager = this.managers.get(root);
-    if (manager === undefined) {
-      manager = new FileSessionManager({ workDir: root });
-      this.managers.set(root, manager);
-    }
-    return manager;
-  }
-
-  getOrCreate(id: string, options: { workDir: string }): Promise<PersistentSession> {
-    const workDir = path.resolve(options.workDir);
-    return this.manager(workDir).getOrCreate(id, { workDir });
-  }
+interface Workspace {
+  grants: GrantStore;
+  audit: AuditLog;
 }
 
 /**
  * Builds runtimes from settings (RT-2): the model (OpenAI-compatible, wrapped in retries and
- * timeouts), the built-in tools with bash isolated where the machine allows, an approval gate with
- * one file grant store per workspace and an audit log, the session, budgets and tracing. The
- * expensive shared parts (the isolation probe) are made once, lazily, and released by `close()`.
+ * timeouts), one engine with the built-in tools (bash isolated where the machine allows) for
+ * every session, approval gates from the policy, grant store and audit log of each workspace, the
+ * sessions, budgets and tracing. Each session has one host in the process (RT-5) that every
+ * runtime on it shares; hosts, session stores and per-workspace grant stores are released when
+ * nothing uses them. The expensive shared parts (the isolation probe, the engine) are made once,
+ * lazily, and `close()` releases everything.
  */
 export class RuntimeFactory {
   readonly settings: Settings;
   private readonly options: RuntimeFactoryOptions;
   private readonly provider: Provider;
   private readonly sessions: SessionSource;
+  private readonly workspaces: WorkspaceShared<Workspace>;
   private spawner: Promise<CommandSpawner> | undefined;
+  private engineReady: Promise<Engine> | undefined;
+  private readonly hosts = new Map<string, Promise<SessionHost>>();
   private readonly runtimes = new Set<Runtime>();
   private counter = 0;
   private closed = false;
 
   /**
-   * @throws ClawError `config_missing` when no provider is given and the settings have no API key
-   *   (the message names OPENAI_API_KEY).
+   * @throws ClawUserError `config_missing` when no provider is given and the settings have no API
+   *   key (the message names OPENAI_API_KEY).
    */
   constructor(options: RuntimeFactoryOptions) {
     this.options = options;
     this.settings = options.settings;
     this.provider = options.provider ?? createOpenAIProvider(options.settings);
     this.sessions = options.sessions ?? new WorkspaceSessions();
+    const grantStore = options.grantStore ?? ((workDir) => new FileGrantStore({ workDir }));
+    const auditLog = options.auditLog ?? ((workDir) => new FileAuditLog({ workDir }));
+    this.workspaces = new WorkspaceShared(async (workDir) => ({
+      grants: await grantStore(workDir),
+      audit: await auditLog(workDir),
+    }));
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
   }
 
@@ -127,61 +137,179 @@ export class RuntimeFactory {
     return this.spawner;
   }
 
-  /** Builds a runtime for one conversation. */
+  /** The one engine of this factory, shared by every session (RT-2). */
+  engine(): Promise<Engine> {
+    this.engineReady ??= this.isolation().then((spawner) => {
+      const { settings } = this;
+      return new Engine({
+        provider: this.provider,
+        tools: [...builtinTools({ bash: { spawner } }), ...(this.options.tools ?? [])],
+        model: settings.model,
+        maxTurns: settings.maxTurns,
+        subagents: this.options.subagents ?? true,
+        contextWindowTokens: settings.contextWindowTokens,
+        prices: settings.prices,
+        maxSessionTokens: settings.maxSessionTokens,
+        maxRunTokens: settings.maxRunTokens,
+        maxSubagents: settings.maxSubagents,
+        maxSessionCostUsd: settings.maxSessionCostUsd,
+        maxRunCostUsd: settings.maxRunCostUsd,
+        toolTimeBudgetMs: settings.toolTimeBudgetMs,
+        ...(this.options.tracer === undefined ? {} : { tracer: this.options.tracer }),
+      });
+    });
+    // A failed build is not kept: the next call tries again.
+    this.engineReady.catch(() => {
+      this.engineReady = undefined;
+    });
+    return this.engineReady;
+  }
+
+  /**
+   * A runtime on one session: it attaches to the session's host (made, and the session opened and
+   * locked, when no runtime of this process holds it yet).
+   *
+   * @throws RuntimeClosedError after `close()` (also when `close()` came while it was being made);
+   *   SessionLockedError when another process holds the session; what opening the session throws.
+   */
   async createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
     if (this.closed) throw new RuntimeClosedError('the runtime factory');
-    const spawner = await this.isolation();
-    const { settings } = this;
-    const session = await this.sessions.getOrCreate(options.sessionId ?? 'default', {
-      workDir: options.workDir,
-    });
-    const gate = new Gate({
-      policy: new DefaultPolicy({ bashIsolated: spawner.mode === 'bubblewrap' }),
-      handler: options.approvalHandler,
-      grants: await grantStoreForWorkspace(options.workDir),
-      audit: new FileAuditLog({ workDir: options.workDir }),
-      mode: options.approval ?? settings.approval,
-    });
-    const engine = new Engine({
-      provider: this.provider,
-      gate,
-      tools: [...builtinTools({ bash: { spawner } }), ...(this.options.tools ?? [])],
-      model: settings.model,
-      maxTurns: settings.maxTurns,
-      subagents: this.options.subagents ?? true,
-      contextWindowTokens: settings.contextWindowTokens,
-      prices: settings.prices,
-      maxSessionTokens: settings.maxSessionTokens,
-      maxRunTokens: settings.maxRunTokens,
-      maxSubagents: settings.maxSubagents,
-      maxSessionCostUsd: settings.maxSessionCostUsd,
-      maxRunCostUsd: settings.maxRunCostUsd,
-      toolTimeBudgetMs: settings.toolTimeBudgetMs,
-      ...(this.options.tracer === undefined ? {} : { tracer: this.options.tracer }),
-    });
+    const workDir = path.resolve(options.workDir);
+    await this.engine();
+    const { host, detach } = await this.attach(options.sessionId ?? 'default', workDir);
+    if (this.closed) {
+      await detach();
+      throw new RuntimeClosedError('the runtime factory');
+    }
     this.counter += 1;
+    const id = options.id ?? `runtime-${this.counter}`;
+    const handler = options.approvalHandler;
+    const removeResponder =
+      handler === undefined ? undefined : host.approvals.addResponder({ name: id, handler });
     const runtime: Runtime = new Runtime({
-      id: options.id ?? `runtime-${this.counter}`,
-      engine,
-      session,
+      id,
+      host,
+      detach: async () => {
+        removeResponder?.();
+        await detach();
+      },
       ...(options.reporter === undefined ? {} : { reporter: options.reporter }),
+      ...(options.approval === undefined ? {} : { mode: options.approval }),
       onClose: () => void this.runtimes.delete(runtime),
     });
     this.runtimes.add(runtime);
     return runtime;
   }
 
-  /** Closes every runtime it made and releases shared resources. Idempotent. */
+  /** The sessions of a workspace, most recently changed first. */
+  listSessions(workDir: string) {
+    return this.sessions.list(path.resolve(workDir));
+  }
+
+  /** How many sessions have a host now (nothing is kept that nobody uses). */
+  get openSessions(): number {
+    return this.hosts.size;
+  }
+
+  /**
+   * Closes every runtime it made, cancels running tasks (history stays paired), stores and
+   * releases every session. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.runtimes].map((runtime) => runtime.close()));
+    await Promise.allSettled([...this.runtimes].map((runtime) => runtime.close()));
+    const hosts = await Promise.allSettled([...this.hosts.values()]);
+    await Promise.allSettled(
+      hosts.map(async (host) => {
+        if (host.status === 'fulfilled') {
+          await host.value.close(new Error('the runtime factory was closed'));
+        }
+      }),
+    );
+  }
+
+  /** Attaches to the session's host (a new one if the last was released meanwhile). */
+  private async attach(
+    sessionId: string,
+    workDir: string,
+  ): Promise<{ host: SessionHost; detach: () => Promise<void> }> {
+    for (;;) {
+      const host = await this.host(sessionId, workDir);
+      if (!host.released) return { host, detach: host.attach() };
+    }
+  }
+
+  /** The session's host, made once while anything uses it. */
+  private async host(sessionId: string, workDir: string): Promise<SessionHost> {
+    const key = `${workDir}\u0000${sessionId}`;
+    for (;;) {
+      const pending = this.hosts.get(key);
+      if (pending === undefined) break;
+      const existing = await pending.catch(() => undefined);
+      if (existing !== undefined && !existing.released) return existing;
+      // Being released (or failed to open): make a new one once it is gone from the map.
+      if (this.hosts.get(key) === pending) this.hosts.delete(key);
+    }
+    const opening = this.openHost(key, sessionId, workDir);
+    this.hosts.set(key, opening);
+    opening.catch(() => {
+      if (this.hosts.get(key) === opening) this.hosts.delete(key);
+    });
+    return opening;
+  }
+
+  private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
+    const workspace = await this.workspaces.acquire(workDir);
+    let lease;
+    try {
+      lease = await this.sessions.open(sessionId, { workDir });
+    } catch (error) {
+      workspace.release();
+      throw error;
+    }
+    const spawner = await this.isolation();
+    const engine = await this.engine();
+    const policy =
+      this.options.policy?.({ workDir, bashIsolated: spawner.mode === 'bubblewrap' }) ??
+      new DefaultPolicy({ bashIsolated: spawner.mode === 'bubblewrap' });
+    const host: SessionHost = new SessionHost({
+      lease,
+      workDir,
+      ...(this.options.eventRetention === undefined
+        ? {}
+        : { retention: this.options.eventRetention }),
+      ...(this.options.subscriberBound === undefined
+        ? {}
+        : { subscriberBound: this.options.subscriberBound }),
+      runTask: ({ prompt, session, reporter, approvals, mode, signal }) =>
+        engine.run(prompt, {
+          session,
+          reporter,
+          signal,
+          gate: new Gate({
+            policy,
+            handler: approvals,
+            grants: workspace.value.grants,
+            audit: workspace.value.audit,
+            mode: mode ?? this.settings.approval,
+          }),
+        }),
+      onReleased: () => {
+        workspace.release();
+        const current = this.hosts.get(key);
+        void current?.then((made) => {
+          if (made === host && this.hosts.get(key) === current) this.hosts.delete(key);
+        });
+      },
+    });
+    return host;
   }
 }
 
 function createOpenAIProvider(settings: Settings): Provider {
   if (settings.apiKey === undefined) {
-    throw new ClawError(
+    throw new ClawUserError(
       'OPENAI_API_KEY is not set: set it to your API key (and OPENAI_BASE_URL for another ' +
       'OpenAI-compatible server), or try `claw demo`, which needs no key',
       { code: 'config_missing' },

@@ -1,14 +1,31 @@
-export { RuntimeBusyError, RuntimeClosedError, UnknownRuntimeError } from './errors.js';
+export { RuntimeClosedError, SessionBusyError, UnknownRuntimeError } from './errors.js';
 export { Task, type TaskStatus } from './task.js';
 export { Runtime, type RuntimeOptions } from './runtime.js';
 export { RuntimeManager } from './manager.js';
 export {
   RuntimeFactory,
   type CreateRuntimeOptions,
+  type PolicyContext,
   type RuntimeFactoryOptions,
-  type SessionSource,
-  WorkspaceSessions,
 } from './factory.js';
+export { WorkspaceSessions, type SessionSource } from './workspaces.js';
+export {
+  CursorExpiredError,
+  SessionEventLog,
+  SubscriberLaggedError,
+  defaultEventRetention,
+  defaultSubscriberBound,
+  type EventRetention,
+  type SubscriberBound,
+} from './event-log.js';
+export {
+  SessionHost,
+  type SessionHostOptions,
+  type SessionView,
+  type StartOptions,
+  type TaskRunner,
+} from './session-host.js';
+export { SessionApprovals, type ApprovalResponder } from './session-approvals.js';
 export {
   commandEnvironment,
   commandEnvironmentNames,

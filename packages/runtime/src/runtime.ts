@@ -1,86 +1,142 @@
-import type { AgentSession, Reporter } from '@claw/core';
-import type { Engine, RunResult } from '@claw/engine';
-import { RuntimeBusyError, RuntimeClosedError } from './errors.js';
-import { Task } from './task.js';
+import type { ApprovalMode } from '@claw/approval';
+import type { ApprovalDecision, Reporter, SessionEvent, SessionRunState } from '@claw/core';
+import type { RunResult } from '@claw/engine';
+import type { PersistentSession } from '@claw/session-store';
+import { RuntimeClosedError } from './errors.js';
+import type { SubscriberBound } from './event-log.js';
+import type { SessionHost, SessionView } from './session-host.js';
+import type { Task } from './task.js';
 
 export interface RuntimeOptions {
   id: string;
-  engine: Engine;
-  session: AgentSession;
+  host: SessionHost;
+  /** Leaves the host; called once by `close`. */
+  detach: () => Promise<void>;
   /** Used by `start` when it is given none. */
   reporter?: Reporter;
+  /** The approval mode of this runtime's tasks (default: the settings'). */
+  mode?: ApprovalMode;
   /** Called once when the runtime closes (e.g. to release what the factory made for it). */
   onClose?: () => Promise<void> | void;
 }
 
 /**
- * One conversation's agent (RT-1): an engine on a session, running at most one task at a time.
+ * One client's handle on a session (RT-1, RT-5): many runtimes (a terminal, channel
+ * connections) may attach to the same session; they share its one host, so at most one task
+ * runs on the session at a time and histories never interleave. A runtime starts tasks, cancels
+ * the session's task, reads the session's events (RT-3, RT-4), answers its approvals, and closes.
  */
 export class Runtime {
   readonly id: string;
-  readonly session: AgentSession;
-  readonly engine: Engine;
+  readonly sessionId: string;
+  readonly workDir: string;
+  readonly session: PersistentSession;
+  private readonly host: SessionHost;
+  private readonly detach: () => Promise<void>;
   private readonly defaultReporter: Reporter | undefined;
+  private readonly mode: ApprovalMode | undefined;
   private readonly onClose: (() => Promise<void> | void) | undefined;
-  private active: Task | undefined;
-  private taskCount = 0;
+  private own: Task | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(options: RuntimeOptions) {
     this.id = options.id;
-    this.engine = options.engine;
-    this.session = options.session;
+    this.host = options.host;
+    this.sessionId = options.host.sessionId;
+    this.workDir = options.host.workDir;
+    this.session = options.host.session;
+    this.detach = options.detach;
     this.defaultReporter = options.reporter;
+    this.mode = options.mode;
     this.onClose = options.onClose;
   }
 
-  /** The running task, if any. */
+  /** The task running on the session, whoever started it. */
   get activeTask(): Task | undefined {
-    return this.active;
+    return this.host.activeTask;
+  }
+
+  /** What the session is doing. */
+  get state(): SessionRunState {
+    return this.host.state;
   }
 
   /**
-   * Starts a task at once and returns it; the run goes on in the background.
+   * Starts a task at once and returns it; the run goes on in the background. Its events go to
+   * the session's event log; `reporter` (else the runtime's) also gets every callback, awaited.
    *
-   * @throws RuntimeBusyError when a task is still running; RuntimeClosedError after `close()`.
+   * @throws SessionBusyError when a task is running on the session; RuntimeClosedError after
+   *   `close()`.
    */
   start(prompt: string, reporter?: Reporter): Task {
     if (this.closing !== undefined) throw new RuntimeClosedError(`runtime ${this.id}`);
-    if (this.active !== undefined) throw new RuntimeBusyError(this.id);
-    this.taskCount += 1;
     const runReporter = reporter ?? this.defaultReporter;
-    const task = new Task(`${this.id}-task-${this.taskCount}`, (signal) =>
-      this.engine.run(prompt, {
-        session: this.session,
-        signal,
-        ...(runReporter === undefined ? {} : { reporter: runReporter }),
-      }),
-    );
-    this.active = task;
-    void task.wait().then(() => {
-      if (this.active === task) this.active = undefined;
+    const task = this.host.start(prompt, {
+      ...(runReporter === undefined ? {} : { reporter: runReporter }),
+      ...(this.mode === undefined ? {} : { mode: this.mode }),
     });
+    this.own = task;
     return task;
   }
 
-  /** Cancels the running task, if any. */
+  /** Cancels the session's running task (and its pending approvals), if any. */
   cancel(reason?: unknown): void {
-    this.active?.cancel(reason);
+    this.host.cancel(reason);
   }
 
-  /** Cancels the running task, waits for it to end, and releases the runtime. Idempotent. */
-  close(): Promise<void> {
+  /**
+   * The session's events after `after` (default: from now), then live ones (RT-3, RT-4).
+   *
+   * @throws CursorExpiredError when `after` cannot be served.
+   */
+  events(
+    options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
+  ): AsyncIterableIterator<SessionEvent> {
+    return this.host.events.events(options);
+  }
+
+  /** The session now: history, state, pending approvals, and the seq to subscribe after. */
+  snapshot(): SessionView {
+    return this.host.view();
+  }
+
+  /**
+   * Answers a pending approval of the session; the first answer wins. `by` names who answered
+   * (default: this runtime's id).
+   *
+   * @throws ApprovalNotPendingError when it is not waiting (any more).
+   */
+  respond(requestId: string, decision: ApprovalDecision, by?: string): void {
+    this.host.approvals.respond(requestId, decision, by ?? this.id);
+  }
+
+  /**
+   * Leaves the session: by default the task this runtime started is canceled first and awaited
+   * (`cancel: false` leaves it running: a task outlives its client, CH-10). The session is
+   * flushed; the last runtime to leave a session with no task releases it. Idempotent.
+   */
+  close(options: { cancel?: boolean } = {}): Promise<void> {
     this.closing ??= (async () => {
-      const task = this.active;
-      task?.cancel(new Error(`runtime ${this.id} was closed`));
-      if (task !== undefined) await task.wait();
-      await this.onClose?.();
+      const own = this.own;
+      if (options.cancel !== false && own !== undefined && this.host.activeTask === own) {
+        this.host.cancel(new Error(`runtime ${this.id} was closed`));
+        await own.wait();
+      }
+      try {
+        await this.session.flush();
+      } finally {
+        try {
+          await this.detach();
+        } finally {
+          await this.onClose?.();
+        }
+      }
     })();
     return this.closing;
   }
 
-  /** Waits for the running task, if any. */
+  /** Waits for the session's running task, if any. */
   async idle(): Promise<RunResult | undefined> {
-    return this.active?.wait();
+    return this.host.activeTask?.wait();
   }
 }

@@ -1,10 +1,12 @@
+import { ClawError, emptyUsage, errorMessage } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 
 export type TaskStatus = 'running' | RunResult['status'];
 
 /**
  * One run started by `Runtime.start` (RT-1): it runs in the background from the moment it is
- * created; `wait()` gives its result (never rejects), `cancel()` stops it (ENG-5).
+ * created; `wait()` gives its result and never rejects (a run that rejects is a failed task,
+ * RT-7), `cancel()` stops it (ENG-5).
  */
 export class Task {
   readonly id: string;
@@ -14,14 +16,23 @@ export class Task {
 
   constructor(id: string, run: (signal: AbortSignal) => Promise<RunResult>) {
     this.id = id;
-    this.result = run(this.controller.signal).then((result) => {
-      this.finalStatus = result.status;
-      return result;
-    });
+    // A run that throws at once is a failed task too.
+    this.result = Promise.resolve()
+      .then(() => run(this.controller.signal))
+      .catch((error: unknown): RunResult => failedResult(error))
+      .then((result) => {
+        this.finalStatus = result.status;
+        return result;
+      });
   }
 
   get status(): TaskStatus {
     return this.finalStatus ?? 'running';
+  }
+
+  /** The signal the run listens to (aborted by `cancel`). */
+  get signal(): AbortSignal {
+    return this.controller.signal;
   }
 
   /** The run's result, once it ended (completed, canceled, failed or max_turns). */
@@ -33,4 +44,20 @@ export class Task {
   cancel(reason: unknown = new Error('the task was canceled')): void {
     this.controller.abort(reason);
   }
+}
+
+function failedResult(error: unknown): RunResult {
+  return {
+    status: 'failed',
+    finalText: '',
+    error:
+      error instanceof ClawError
+        ? error
+        : new ClawError(`the task failed: ${errorMessage(error)}`, { code: 'run_failed', cause: error }),
+    turns: 0,
+    usage: { ...emptyUsage },
+    cost: { usd: 0, unpricedCalls: 0 },
+    toolWallMs: 0,
+    subagents: 0,
+  };
 }

@@ -7,7 +7,7 @@ import { ScriptedProvider } from '@claw/testing';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  RuntimeBusyError,
+  SessionBusyError,
   RuntimeFactory,
   RuntimeManager,
   UnknownRuntimeError,
@@ -65,7 +65,7 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     const task = runtime.start('hi');
     expect(task.status).toBe('running');
     expect(runtime.activeTask).toBe(task);
-    expect(() => runtime.start('again')).toThrow(RuntimeBusyError);
+    expect(() => runtime.start('again')).toThrow(SessionBusyError);
     const result = await task.wait();
     expect(result).toMatchObject({ status: 'completed', finalText: 'hello' });
     expect(task.status).toBe('completed');

@@ -1,0 +1,306 @@
+import {
+  ClawError,
+  abortReason,
+  type SessionEvent,
+  type SessionEventBody,
+} from '@claw/core';
+import type { PersistentSession } from '@claw/session-store';
+
+/** How much of a session's events the log keeps in memory for replay (RT-4). */
+export interface EventRetention {
+  /** Default 10,000 events. */
+  maxEvents?: number;
+  /** Default 8 MiB (approximate size of the events as JSON). */
+  maxBytes?: number;
+}
+
+/** How far one subscriber may fall behind before it is ended with `lagged` (RT-3). */
+export interface SubscriberBound {
+  /** Events committed since it subscribed that it has not read yet. Default 4,096. */
+  maxEvents?: number;
+  /** The same, in bytes. Default 4 MiB. */
+  maxBytes?: number;
+}
+
+export const defaultEventRetention = { maxEvents: 10_000, maxBytes: 8 * 1024 * 1024 } as const;
+export const defaultSubscriberBound = { maxEvents: 4096, maxBytes: 4 * 1024 * 1024 } as const;
+
+/**
+ * `events({ after })` cannot be served (RT-4): the cursor is older than what the log keeps, or
+ * beyond the session's last event (e.g. a cursor of another session). Start from a snapshot
+ * (`Runtime.snapshot()`), whose `seq` is a cursor that can be served.
+ */
+export class CursorExpiredError extends ClawError {
+  declare readonly code: 'cursor_expired';
+  /** The oldest seq the log can replay from now (`after` = oldestSeq - 1 works). */
+  readonly oldestSeq: number;
+  readonly lastSeq: number;
+  readonly cursor: number;
+
+  constructor(options: { cursor: number; oldestSeq: number; lastSeq: number; sessionId: string }) {
+    const { cursor, oldestSeq, lastSeq } = options;
+    super(
+      cursor > lastSeq
+        ? `cursor ${cursor} is beyond the last event (${lastSeq}) of session ` +
+        `${JSON.stringify(options.sessionId)}; it is not a cursor of this session. Open the ` +
+        'session without a cursor to start from its history.'
+        : `the events after ${cursor} of session ${JSON.stringify(options.sessionId)} are no ` +
+          `longer kept (the oldest is ${oldestSeq}). Open the session without a cursor to start ` +
+          'from its history.',
+      { code: 'cursor_expired' },
+    );
+    this.cursor = cursor;
+    this.oldestSeq = oldestSeq;
+    this.lastSeq = lastSeq;
+  }
+}
+
+/**
+ * A subscriber fell further behind than its bound (RT-3) and was ended; the run did not wait for
+ * it. Subscribe again with `after: lastSeq` to catch up from the log.
+ */
+export class SubscriberLaggedError extends ClawError {
+  declare readonly code: 'lagged';
+  /** The seq of the last event the subscriber got (its cursor). */
+  readonly lastSeq: number;
+
+  constructor(lastSeq: number) {
+    super(
+      `the event subscriber fell too far behind and was ended after event ${lastSeq}; subscribe ` +
+      `again from ${lastSeq} to catch up`,
+      { code: 'lagged' },
+    );
+    this.lastSeq = lastSeq;
+  }
+}
+
+interface Kept {
+  event: SessionEvent;
+  size: number;
+  /** Sum of the sizes of every committed event up to and including this one. */
+  bytesThrough: number;
+}
+
+interface Subscriber {
+  cursor: number;
+  /** Reading up to here is replay: it does not count against the bound. */
+  subscribedAt: number;
+  bytesAtStart: number;
+  maxEvents: number;
+  maxBytes: number;
+  failure: Error | undefined;
+  wake: (() => void) | undefined;
+}
+
+/** A rough size of an event as JSON, without encoding it: its strings plus a fixed overhead. */
+function sizeOf(event: SessionEvent): number {
+  let size = 96;
+  for (const value of Object.values(event)) {
+    size += typeof value === 'string' ? value.length : typeof value === 'object' ? 256 : 8;
+  }
+  return size;
+}
+
+/**
+ * The events of one session (RT-3, RT-4). `append` numbers an event (through the session, so seq
+ * continues after a restart), stores it with the session and returns it at once: the caller (the
+ * run) never waits. An event is delivered to subscribers once its write settled, in seq order,
+ * so a subscriber never sees an event that a crash could take back and number again.
+ *
+ * Recent events stay in memory (bounded by count and bytes) for replay. Each subscriber is a
+ * cursor into them with its own bound: one that falls further behind than the bound (counting
+ * only what arrived after it subscribed) is ended with `SubscriberLaggedError`, and one whose
+ * next event was dropped from memory too.
+ */
+export class SessionEventLog {
+  readonly sessionId: string;
+  private readonly session: PersistentSession;
+  private readonly retention: Required<EventRetention>;
+  private readonly bound: Required<SubscriberBound>;
+  /** Kept events from `keptStart` on (a queue without O(n) shifts). */
+  private kept: Kept[] = [];
+  private keptStart = 0;
+  private keptBytes = 0;
+  private committedBytes = 0;
+  /** The last delivered (committed) event. */
+  private committed: number;
+  /** Events numbered but not yet committed, in order, with whether their write settled. */
+  private readonly inFlight: Array<{ event: SessionEvent; settled: boolean }> = [];
+  private readonly subscribers = new Set<Subscriber>();
+  private closed = false;
+
+  constructor(options: {
+    session: PersistentSession;
+    retention?: EventRetention;
+    subscriberBound?: SubscriberBound;
+  }) {
+    this.session = options.session;
+    this.sessionId = options.session.id;
+    this.retention = { ...defaultEventRetention, ...options.retention };
+    this.bound = { ...defaultSubscriberBound, ...options.subscriberBound };
+    this.committed = options.session.lastEventSeq();
+    const stored = options.session.storedEvents();
+    // Only a run of events that ends at the session's last one can be replayed.
+    if (stored.at(-1)?.seq === this.committed) {
+      for (const event of stored) this.keep(event);
+    }
+  }
+
+  /** The seq of the last event subscribers can have (0 before the first). */
+  get lastSeq(): number {
+    return this.committed;
+  }
+
+  /** The seq of the last event numbered, delivered or not. */
+  get assignedSeq(): number {
+    return this.session.lastEventSeq();
+  }
+
+  /** The oldest seq still kept (`lastSeq + 1` when none is). */
+  get oldestSeq(): number {
+    return this.kept[this.keptStart]?.event.seq ?? this.committed + 1;
+  }
+
+  /**
+   * Numbers the event, stores it with the session and returns it. Never waits; a failed write is
+   * the session's to report (the event is still delivered: it has its number either way).
+   */
+  append(body: SessionEventBody): SessionEvent {
+    const { event, written } = this.session.appendEvent(body);
+    const entry = { event, settled: false };
+    this.inFlight.push(entry);
+    const settle = (): void => {
+      entry.settled = true;
+      this.commitSettled();
+    };
+    written.then(settle, settle);
+    return event;
+  }
+
+  /**
+   * The events after `after` (default: the last one now, i.e. only new ones), in order, exactly
+   * once, then live ones, until `signal` aborts (the iteration then rejects with its reason) or
+   * the log closes (it then ends).
+   *
+   * @throws CursorExpiredError (at once) when `after` cannot be served.
+   * @throws SubscriberLaggedError (from the iteration) when the subscriber fell behind its bound.
+   */
+  events(
+    options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
+  ): AsyncIterableIterator<SessionEvent> {
+    const after = options.after ?? this.assignedSeq;
+    this.checkCursor(after);
+    const bound = { ...this.bound, ...options.bound };
+    const subscriber: Subscriber = {
+      cursor: after,
+      subscribedAt: Math.max(after, this.committed),
+      bytesAtStart: this.committedBytes,
+      maxEvents: bound.maxEvents,
+      maxBytes: bound.maxBytes,
+      failure: undefined,
+      wake: undefined,
+    };
+    return this.iterate(subscriber, options.signal);
+  }
+
+  /** Ends every subscription (they finish normally). */
+  close(): void {
+    this.closed = true;
+    for (const subscriber of this.subscribers) subscriber.wake?.();
+  }
+
+  /** @throws CursorExpiredError */
+  private checkCursor(after: number): void {
+    const assigned = this.assignedSeq;
+    if (Number.isInteger(after) && after >= this.oldestSeq - 1 && after <= assigned) return;
+    throw new CursorExpiredError({
+      cursor: after,
+      oldestSeq: this.oldestSeq,
+      lastSeq: assigned,
+      sessionId: this.sessionId,
+    });
+  }
+
+  private async *iterate(
+    subscriber: Subscriber,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<SessionEvent, void, undefined> {
+    this.subscribers.add(subscriber);
+    const onAbort = (): void => subscriber.wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        if (signal?.aborted === true) throw abortReason(signal);
+        if (subscriber.failure !== undefined) throw subscriber.failure;
+        const next = this.eventAfter(subscriber);
+        if (next !== undefined) {
+          subscriber.cursor = next.event.seq;
+          if (subscriber.cursor > subscriber.subscribedAt) {
+            subscriber.bytesAtStart = next.bytesThrough;
+          }
+          yield next.event;
+          continue;
+        }
+        if (this.closed) return;
+        await new Promise<void>((resolve) => {
+          subscriber.wake = resolve;
+        });
+        subscriber.wake = undefined;
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.subscribers.delete(subscriber);
+    }
+  }
+
+  /** The kept event right after the subscriber's cursor; fails it when that one is gone. */
+  private eventAfter(subscriber: Subscriber): Kept | undefined {
+    if (subscriber.cursor >= this.committed) return undefined;
+    const index = subscriber.cursor + 1 - this.oldestSeq;
+    const kept = index >= 0 ? this.kept[this.keptStart + index] : undefined;
+    if (kept === undefined) {
+      subscriber.failure = new SubscriberLaggedError(subscriber.cursor);
+      throw subscriber.failure;
+    }
+    return kept;
+  }
+
+  private commitSettled(): void {
+    let advanced = false;
+    while (this.inFlight[0]?.settled === true) {
+      const { event } = this.inFlight.shift() as { event: SessionEvent };
+      this.keep(event);
+      advanced = true;
+    }
+    if (!advanced) return;
+    for (const subscriber of this.subscribers) {
+      const unreadEvents = this.committed - Math.max(subscriber.cursor, subscriber.subscribedAt);
+      const unreadBytes = this.committedBytes - subscriber.bytesAtStart;
+      if (unreadEvents > subscriber.maxEvents || unreadBytes > subscriber.maxBytes) {
+        subscriber.failure ??= new SubscriberLaggedError(subscriber.cursor);
+      }
+      subscriber.wake?.();
+    }
+  }
+
+  private keep(event: SessionEvent): void {
+    const size = sizeOf(event);
+    this.committedBytes += size;
+    this.committed = event.seq;
+    this.kept.push({ event, size, bytesThrough: this.committedBytes });
+    this.keptBytes += size;
+    // The newest event always stays, however large.
+    while (
+      this.kept.length - this.keptStart > 1 &&
+      (this.kept.length - this.keptStart > this.retention.maxEvents ||
+        this.keptBytes > this.retention.maxBytes)
+    ) {
+      this.keptBytes -= (this.kept[this.keptStart] as Kept).size;
+      this.keptStart += 1;
+    }
+    if (this.keptStart > 1024 && this.keptStart * 2 > this.kept.length) {
+      this.kept = this.kept.slice(this.keptStart);
+      this.keptStart = 0;
+    }
+  }
+}

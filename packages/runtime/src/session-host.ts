@@ -1,0 +1,250 @@
+import type { ApprovalHandler, ApprovalMode } from '@claw/approval';
+import {
+  errorMessage,
+  type Message,
+  type Reporter,
+  type SessionEventOf,
+  type SessionRunState,
+} from '@claw/core';
+import type { RunResult } from '@claw/engine';
+import type { PersistentSession, SessionLease } from '@claw/session-store';
+import { SessionBusyError } from './errors.js';
+import { SessionEventLog, type EventRetention, type SubscriberBound } from './event-log.js';
+import { createTaskReporter } from './event-reporter.js';
+import { SessionApprovals } from './session-approvals.js';
+import { Task } from './task.js';
+
+/** What a task needs from the factory: run the engine on this session with this handler. */
+export type TaskRunner = (options: {
+  prompt: string;
+  session: PersistentSession;
+  reporter: Reporter;
+  approvals: ApprovalHandler;
+  /** The approval mode of the runtime that started the task (default: the settings'). */
+  mode: ApprovalMode | undefined;
+  signal: AbortSignal;
+}) => Promise<RunResult>;
+
+/** Options of `SessionHost.start`. */
+export interface StartOptions {
+  /** A library user's reporter: awaited, its failure stops the run (ENG-7). */
+  reporter?: Reporter;
+  /** Overrides the settings' approval mode for this task. */
+  mode?: ApprovalMode;
+}
+
+/** A session as a client that (re)attaches sees it (RT-4). */
+export interface SessionView {
+  sessionId: string;
+  workDir: string;
+  state: SessionRunState;
+  /** The seq of the last event this view includes: subscribe with `after: seq` to go on. */
+  seq: number;
+  /** The history (messages) so far. */
+  history: readonly Message[];
+  /** The questions waiting for an answer, as their `approval_request` events. */
+  pendingApprovals: Array<SessionEventOf<'approval_request'>>;
+  /** The running task, if any. */
+  task?: { id: string; prompt: string };
+}
+
+export interface SessionHostOptions {
+  lease: SessionLease;
+  workDir: string;
+  runTask: TaskRunner;
+  retention?: EventRetention;
+  subscriberBound?: SubscriberBound;
+  /** Called once the host let its session go (nobody attached and no task running). */
+  onReleased: () => void;
+}
+
+/**
+ * The one owner of a session in a process (RT-5): it holds the session (and through its lease
+ * the lock against other processes), its event log, its approvals and its run lock — at most one
+ * task at a time, whoever starts it. Runtimes and channel clients attach to it; the host lets the
+ * session go when the last one detached and no task runs any more (a task outlives its clients,
+ * CH-10).
+ */
+export class SessionHost {
+  readonly sessionId: string;
+  readonly workDir: string;
+  readonly session: PersistentSession;
+  readonly events: SessionEventLog;
+  readonly approvals: SessionApprovals;
+  private readonly lease: SessionLease;
+  private readonly runTask: TaskRunner;
+  private readonly onReleased: () => void;
+  private runState: SessionRunState = 'idle';
+  private active: { task: Task; prompt: string } | undefined;
+  private attached = 0;
+  private releasing: Promise<void> | undefined;
+
+  constructor(options: SessionHostOptions) {
+    this.lease = options.lease;
+    this.session = options.lease.session;
+    this.sessionId = this.session.id;
+    this.workDir = options.workDir;
+    this.runTask = options.runTask;
+    this.onReleased = options.onReleased;
+    this.events = new SessionEventLog({
+      session: this.session,
+      ...(options.retention === undefined ? {} : { retention: options.retention }),
+      ...(options.subscriberBound === undefined
+        ? {}
+        : { subscriberBound: options.subscriberBound }),
+    });
+    this.approvals = new SessionApprovals({
+      log: this.events,
+      onChange: (pending) => {
+        if (this.active !== undefined) this.setState(pending > 0 ? 'awaiting_approval' : 'running');
+      },
+    });
+  }
+
+  get state(): SessionRunState {
+    return this.runState;
+  }
+
+  /** The running task, if any. */
+  get activeTask(): Task | undefined {
+    return this.active?.task;
+  }
+
+  /** True once the host let its session go; attach to a new host then. */
+  get released(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  /** One more client; call the returned function (once) when it leaves. */
+  attach(): () => Promise<void> {
+    if (this.releasing !== undefined) throw new Error('the session host was released');
+    this.attached += 1;
+    let detached = false;
+    return async () => {
+      if (detached) return;
+      detached = true;
+      this.attached -= 1;
+      await this.releaseIfUnused();
+    };
+  }
+
+  /**
+   * Starts a task at once and returns it (RT-1); its events go to the session's event log, and
+   * to `reporter` too when one is given (awaited: its failure stops the run, ENG-7).
+   *
+   * @throws SessionBusyError when a task is running on this session.
+   */
+  start(prompt: string, options: StartOptions = {}): Task {
+    const running = this.active;
+    if (running !== undefined) throw new SessionBusyError(this.sessionId, running.task.id);
+    if (this.releasing !== undefined) throw new Error('the session host was released');
+    const taskId = `task-${this.session.lastEventSeq() + 1}`;
+    this.events.append({ type: 'task_started', task_id: taskId, content: prompt });
+    const taskReporter = createTaskReporter(this.events, taskId, options.reporter);
+    this.approvals.setTask(taskId);
+    const task = new Task(taskId, (signal) =>
+      this.runTask({
+        prompt,
+        session: this.session,
+        reporter: taskReporter.reporter,
+        approvals: this.approvals,
+        mode: options.mode,
+        signal,
+      }),
+    );
+    this.active = { task, prompt };
+    this.setState('running', taskId);
+    void task.wait().then((result) => {
+      // Questions still open (a run that failed while asking) are settled before the end.
+      this.approvals.cancelAll(new Error('the task ended'));
+      taskReporter.closeOpenCalls('tool call canceled');
+      this.events.append(endEvent(taskId, result, task.signal));
+      this.active = undefined;
+      this.approvals.setTask(undefined);
+      this.setState('idle');
+      return this.releaseIfUnused();
+    });
+    return task;
+  }
+
+  /** Cancels the running task (and its questions), if any. */
+  cancel(reason: unknown = new Error('the task was canceled')): void {
+    const task = this.active?.task;
+    if (task === undefined) return;
+    task.cancel(reason);
+    this.approvals.cancelAll(reason instanceof Error ? reason : new Error(errorMessage(reason)));
+  }
+
+  /** The session as a client that attaches now sees it (RT-4). */
+  view(): SessionView {
+    const active = this.active;
+    return {
+      sessionId: this.sessionId,
+      workDir: this.workDir,
+      state: this.runState,
+      seq: this.events.assignedSeq,
+      history: [...this.session.history()],
+      pendingApprovals: this.approvals.pending(),
+      ...(active === undefined ? {} : { task: { id: active.task.id, prompt: active.prompt } }),
+    };
+  }
+
+  /** Cancels the task, waits for it, stores the session and lets it go (shutdown). */
+  async close(reason: unknown = new Error('the session was closed')): Promise<void> {
+    this.attached = 0;
+    const task = this.active?.task;
+    if (task !== undefined) {
+      this.cancel(reason);
+      await task.wait();
+    }
+    await this.releaseIfUnused();
+    await this.releasing;
+  }
+
+  private async releaseIfUnused(): Promise<void> {
+    if (this.attached > 0 || this.active !== undefined) return;
+    this.releasing ??= (async () => {
+      this.events.close();
+      try {
+        await this.lease.release();
+      } finally {
+        this.onReleased();
+      }
+    })();
+    await this.releasing;
+  }
+
+  private setState(state: SessionRunState, taskId?: string): void {
+    if (state === this.runState) return;
+    this.runState = state;
+    const task = taskId ?? this.active?.task.id;
+    this.events.append(task === undefined ? { type: 'state', state } : { type: 'state', state, task_id: task });
+  }
+}
+
+function endEvent(
+  taskId: string,
+  result: RunResult,
+  signal: AbortSignal,
+): Parameters<SessionEventLog['append']>[0] {
+  switch (result.status) {
+    case 'completed':
+      return { type: 'task_completed', task_id: taskId, content: result.finalText };
+    case 'canceled': {
+      const reason: unknown = signal.reason;
+      return {
+        type: 'task_canceled',
+        task_id: taskId,
+        ...(reason === undefined ? {} : { reason: errorMessage(reason) }),
+      };
+    }
+    case 'failed':
+    case 'max_turns':
+      return {
+        type: 'task_failed',
+        task_id: taskId,
+        error: result.error?.message ?? `the task ended with status ${result.status}`,
+        code: result.error?.code ?? result.status,
+      };
+  }
+}

@@ -1,0 +1,92 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SessionEvent } from '@claw/core';
+import { plainCommandSpawner } from '@claw/sandbox';
+import { ScriptedProvider, type ScriptedStep } from '@claw/testing';
+import {
+  RuntimeFactory,
+  defaultSettings,
+  type RuntimeFactoryOptions,
+  type Settings,
+} from '../src/index.js';
+
+export const settings = (overrides: Partial<Settings> = {}): Settings => ({
+  ...defaultSettings,
+  apiKey: undefined,
+  baseUrl: undefined,
+  approval: 'allow',
+  ...overrides,
+});
+
+const folders = new Set<string>();
+const factories = new Set<RuntimeFactory>();
+
+export async function tempWorkspace(prefix = 'claw-runtime-'): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), prefix));
+  folders.add(folder);
+  return folder;
+}
+
+/** A factory on a scripted model with plain (not isolated) bash; closed by `cleanUp`. */
+export function scriptedFactory(
+  steps: ScriptedStep[],
+  options: Partial<RuntimeFactoryOptions> = {},
+): { factory: RuntimeFactory; provider: ScriptedProvider } {
+  const provider = new ScriptedProvider(steps);
+  const factory = new RuntimeFactory({
+    settings: settings(),
+    provider,
+    spawner: plainCommandSpawner(),
+    ...options,
+  });
+  factories.add(factory);
+  return { factory, provider };
+}
+
+export async function cleanUp(): Promise<void> {
+  await Promise.allSettled([...factories].map((factory) => factory.close()));
+  factories.clear();
+  await Promise.all([...folders].map((folder) => rm(folder, { recursive: true, force: true })));
+  folders.clear();
+}
+
+/** Reads `count` events from an iterator. */
+export async function take(
+  events: AsyncIterator<SessionEvent>,
+  count: number,
+): Promise<SessionEvent[]> {
+  const taken: SessionEvent[] = [];
+  while (taken.length < count) {
+    const next = await events.next();
+    if (next.done === true) break;
+    taken.push(next.value);
+  }
+  return taken;
+}
+
+/** Reads events until (and including) the first one `stop` accepts. */
+export async function until(
+  events: AsyncIterator<SessionEvent>,
+  stop: (event: SessionEvent) => boolean,
+): Promise<SessionEvent[]> {
+  const taken: SessionEvent[] = [];
+  for (;;) {
+    const next = await events.next();
+    if (next.done === true) return taken;
+    taken.push(next.value);
+    if (stop(next.value)) return taken;
+  }
+}
+
+export const isTaskEnd = (event: SessionEvent): boolean =>
+  event.type === 'task_completed' || event.type === 'task_canceled' || event.type === 'task_failed';
+
+/** Waits (polling every 5 ms, at most 5 s) until `check` holds; fails the test otherwise. */
+export async function eventually(check: () => boolean, what = 'the condition'): Promise<void> {
+  for (let waited = 0; waited < 5000; waited += 5) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
