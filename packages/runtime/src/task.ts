@@ -16,9 +16,14 @@ export class Task {
 
   constructor(id: string, run: (signal: AbortSignal) => Promise<RunResult>) {
     this.id = id;
-    // A run that throws at once is a failed task too.
-    this.result = Promise.resolve()
-      .then(() => run(this.controller.signal))
+    let started: Promise<RunResult>;
+    try {
+      started = run(this.controller.signal);
+    } catch (error) {
+      // A run that throws at once is a failed task too.
+      started = Promise.reject(error instanceof Error ? error : new Error(errorMessage(error)));
+    }
+    this.result = started
       .catch((error: unknown): RunResult => failedResult(error))
       .then((result) => {
         this.finalStatus = result.status;
