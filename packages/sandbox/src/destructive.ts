@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { substitutionMark, type Word } from './shell-parse.js';
+import { blankQuotedText, substitutionMark, type Word } from './shell-parse.js';
 import { analyseCommand, commandName, type Invocation } from './shell-walk.js';
 
 // Devices that are fine to write to: sinks, sources and the process's own streams.
@@ -57,11 +57,14 @@ export function isDestructiveCommand(command: string): boolean {
 }
 
 function isForkBomb(script: string): boolean {
-  // Quoted text is only mentioned, never run, so it does not count.
-  const bare = script
-    .replace(/'[^']*'|"(?:\\.|[^"\\])*"/g, '""')
-    .replace(/\s+/g, '')
-    .toLowerCase();
+  // Quoted text is only mentioned, never run, so it does not count. `$'...'` is read both as
+  // bash's ANSI-C quoting and literally (as a shell without it does); a bomb in either counts.
+  if (hasForkBomb(blankQuotedText(script))) return true;
+  return script.includes("$'") && hasForkBomb(blankQuotedText(script, { ansiC: false }));
+}
+
+function hasForkBomb(text: string): boolean {
+  const bare = text.replace(/\s+/g, '').toLowerCase();
   // `name(){ name|name& };name`, found by looking only where a function body starts, so the check
   // stays linear however long the text (a backtracking pattern over all of it took seconds).
   for (let start = bare.indexOf('(){'); start !== -1; start = bare.indexOf('(){', start + 3)) {

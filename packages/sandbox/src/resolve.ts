@@ -16,22 +16,27 @@ const maxLinkHops = 40;
  *
  * The checks, in order:
  * 1. `workDir` and `path` must be non-blank strings without NUL bytes.
- * 2. `path` must be relative, and `path.resolve(workDir, path)` must stay inside `workDir`
- *    (a `path.relative` test, so `/srv/ws` never admits `/srv/ws-evil`). The workspace root
- *    itself (`.`) is inside.
+ * 2. `path.resolve(workDir, path)` must stay inside `workDir` (a `path.relative` test, so
+ *    `/srv/ws` never admits `/srv/ws-evil`). The workspace root itself (`.`) is inside. An
+ *    absolute `path` is admitted when it passes this same test (models often send the
+ *    workspace's own absolute paths); when the root is reached through a symlink, an absolute
+ *    path spelled through the root's real location passes too. Any other absolute path is
+ *    outside.
  * 3. Symlinks are followed: the workspace root is resolved to its real location (it may itself
  *    be a link), and so is the nearest existing ancestor of the target (the target need not exist
  *    yet, e.g. a file about to be written). A dangling symlink on the way is followed to where it
  *    points, so writing through it cannot create a file outside. The real target must lie inside
- *    the real root.
+ *    the real root. Absolute paths go through exactly the same checks as relative ones.
  *
  * A relative `workDir` is resolved against the process's current directory.
  *
  * @returns The lexical absolute path, `path.resolve(workDir, path)` (not the symlink-resolved
- *   one), so that messages and results show the path as the workspace sees it.
+ *   one), so that messages and results show the path as the workspace sees it. An absolute path
+ *   spelled through the real location of a linked root comes back spelled through `workDir`
+ *   (the same file), so the result always lies lexically inside `workDir`.
  * @throws {InvalidPathError} `workDir` or `path` is empty, blank or contains a NUL byte.
- * @throws {PathOutsideWorkspaceError} `path` is absolute or leads outside the workspace,
- *   lexically or through a symlink.
+ * @throws {PathOutsideWorkspaceError} `path` leads outside the workspace: lexically (`../x`, or
+ *   an absolute path that is not inside the workspace root) or through a symlink.
  * @throws {SymlinkResolutionError} a symlink on the way could not be followed (permission
  *   denied, a symlink loop, a file where a folder was expected); the file-system error is the
  *   `cause`.
@@ -60,13 +65,22 @@ export async function locateWithinWorkspace(
 ): Promise<WorkspaceLocation> {
   checkUsable(workDir, 'workspace directory');
   checkUsable(path, 'path');
-  if (nodePath.isAbsolute(path)) throw outside(path, 'is absolute');
 
   const root = nodePath.resolve(workDir);
-  const target = nodePath.resolve(root, path);
-  if (!isInside(root, target)) throw outside(path, 'leaves the workspace');
+  let target = nodePath.resolve(root, path);
+  if (!nodePath.isAbsolute(path) && !isInside(root, target)) {
+    throw outside(path, 'leaves the workspace');
+  }
 
   const realRoot = await realLocation(root, path);
+  if (!isInside(root, target)) {
+    // Only an absolute path gets here. Spelled through the real location of a linked root, it
+    // names a place in the workspace: spell it through the root, as the workspace sees it.
+    if (!isInside(realRoot, target)) {
+      throw outside(path, 'is absolute and not inside the workspace root');
+    }
+    target = nodePath.join(root, nodePath.relative(realRoot, target));
+  }
   const realTarget = await realLocation(target, path);
   if (!isInside(realRoot, realTarget)) {
     throw outside(path, `leads through a symlink to ${realTarget}`);

@@ -1,6 +1,9 @@
 // A small, quote-aware reader of shell text, enough for the command fences (SBX-2, SBX-3). It is
-// not a shell parser: it knows words, quotes, escapes, `$VAR`, `$(...)`, backticks, redirections,
-// here-documents and the operators that separate simple commands, and nothing else.
+// not a shell parser: it knows words, quotes (bash's `$'...'` and `$"..."` too), escapes, `$VAR`,
+// `$(...)`, backticks, redirections, here-documents and the operators that separate simple
+// commands, and nothing else.
+
+import { ansiCEnd, decodeAnsiC } from './ansi-c.js';
 
 /** Stands in a word's value where a command substitution was. Real words never hold a NUL. */
 export const substitutionMark = '\u0000';
@@ -34,24 +37,47 @@ export interface ParsedScript {
   readonly commands: readonly SimpleCommand[];
   /** The inner text of each `$(...)`, backtick and `<(...)` / `>(...)`, to be read in turn. */
   readonly substitutions: readonly string[];
+  /**
+   * An ANSI-C string (`$'...`) ran to the end of the text without its closing quote. Bash
+   * refuses such text; read literally (`ansiC: false`) it may split differently.
+   */
+  readonly unterminatedAnsiC: boolean;
+}
+
+/** Options of {@link parseScript}. */
+export interface ParseOptions {
+  /**
+   * Read `$'...'` as bash's ANSI-C quoting (escapes interpreted, `\'` does not end it) and
+   * `$"..."` as bash's translated string (the `$` dropped). Default true. False reads both
+   * literally: `$'...'` up to the next `'`, escapes and all, and `$"` as a `$` before a
+   * double-quoted string, as a shell without them splits the text (`sh` may be dash).
+   */
+  readonly ansiC?: boolean;
 }
 
 const redirectOperators = ['<<<', '<<-', '>>', '>|', '>&', '<<', '<&', '<>', '>', '<'];
 const separators = ';&|()';
 
 /** Splits shell text into simple commands (on `;`, `&&`, `||`, `|`, `&`, parentheses, newlines). */
-export function parseScript(script: string): ParsedScript {
-  return new ScriptParser(script).parse();
+export function parseScript(script: string, options: ParseOptions = {}): ParsedScript {
+  return new ScriptParser(script, options.ansiC ?? true).parse();
 }
 
-/** The index of the `)` closing the group whose content starts at `start` (or the text length). */
-export function closingParen(text: string, start: number): number {
+/**
+ * The index of the `)` closing the group whose content starts at `start` (or the text length).
+ * With `ansiC`, a `\'` inside `$'...'` does not end that string.
+ */
+export function closingParen(text: string, start: number, ansiC = true): number {
   let depth = 1;
   let index = start;
   while (index < text.length) {
     const char = text.charAt(index);
     if (char === '\\') {
       index += 2;
+      continue;
+    }
+    if (ansiC && char === '$' && text.charAt(index + 1) === "'") {
+      index = ansiCEnd(text, index + 2) + 1;
       continue;
     }
     if (char === "'") {
@@ -81,6 +107,42 @@ function skipDoubleQuoted(text: string, start: number): number {
   return index + 1;
 }
 
+/**
+ * `script` with every quoted string (`'...'`, `"..."` and, with `ansiC` as in
+ * {@link ParseOptions}, `$'...'`) replaced by `""`, for checks on the raw text: quoted text is
+ * only mentioned, never run. A backslash outside quotes escapes the character after it (both are
+ * kept). An unterminated quote leaves the rest of the text as it is. Linear in the length.
+ */
+export function blankQuotedText(script: string, options: ParseOptions = {}): string {
+  const ansiC = options.ansiC ?? true;
+  const parts: string[] = [];
+  let kept = 0;
+  let index = 0;
+  while (index < script.length) {
+    const char = script.charAt(index);
+    let after: number;
+    if (char === '\\') {
+      index += 2;
+      continue;
+    } else if (char === "'") {
+      after = script.indexOf("'", index + 1) + 1;
+    } else if (char === '"') {
+      after = skipDoubleQuoted(script, index + 1);
+    } else if (ansiC && char === '$' && script.charAt(index + 1) === "'") {
+      after = ansiCEnd(script, index + 2) + 1;
+    } else {
+      index += 1;
+      continue;
+    }
+    if (after <= index || after > script.length) break;
+    parts.push(script.slice(kept, index), '""');
+    index = after;
+    kept = after;
+  }
+  parts.push(script.slice(kept));
+  return parts.join('');
+}
+
 class ScriptParser {
   private readonly commands: SimpleCommand[] = [];
   private readonly substitutions: string[] = [];
@@ -94,8 +156,12 @@ class ScriptParser {
   private pendingOperator: string | undefined;
   private heredocs: { delimiter: string; stripTabs: boolean }[] = [];
   private index = 0;
+  private unterminatedAnsiC = false;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly ansiC: boolean,
+  ) {}
 
   parse(): ParsedScript {
     const text = this.text;
@@ -123,7 +189,7 @@ class ScriptParser {
       } else if (char === '`') {
         this.readBackticks();
       } else if (char === '$') {
-        this.readDollar();
+        this.readDollar(false);
       } else if (char === '#' && !this.started) {
         const end = text.indexOf('\n', this.index);
         this.index = end < 0 ? text.length : end;
@@ -146,7 +212,11 @@ class ScriptParser {
       }
     }
     this.endCommand();
-    return { commands: this.commands, substitutions: this.substitutions };
+    return {
+      commands: this.commands,
+      substitutions: this.substitutions,
+      unterminatedAnsiC: this.unterminatedAnsiC,
+    };
   }
 
   private append(text: string, quoted: boolean): void {
@@ -166,7 +236,7 @@ class ScriptParser {
         if (next !== '\n') this.append(next, true);
         this.index += 2;
       } else if (char === '$') {
-        this.readDollar();
+        this.readDollar(true);
       } else if (char === '`') {
         this.readBackticks();
       } else {
@@ -188,25 +258,40 @@ class ScriptParser {
   }
 
   private readGroupSubstitution(start: number): void {
-    const end = closingParen(this.text, start);
+    const end = closingParen(this.text, start, this.ansiC);
     this.substitutions.push(this.text.slice(start, end));
     this.append(substitutionMark, false);
     this.index = end + 1;
   }
 
-  private readDollar(): void {
+  private readDollar(inDoubleQuotes: boolean): void {
     const text = this.text;
     const next = text.charAt(this.index + 1);
     if (next === '(') {
       this.readGroupSubstitution(this.index + 2);
       return;
     }
-    if (next === "'") {
-      // ANSI-C quoting, $'...': taken literally, escapes and all.
+    // Inside double quotes `$'` and `$"` are plain text (a `$`, then the quote as usual).
+    if (next === "'" && this.ansiC && !inDoubleQuotes) {
+      // ANSI-C quoting: escapes are interpreted, `\'` does not end the string. Unterminated, it
+      // runs to the end, as an unterminated '...' does.
+      const stop = ansiCEnd(text, this.index + 2);
+      if (stop >= text.length) this.unterminatedAnsiC = true;
+      this.append(decodeAnsiC(text.slice(this.index + 2, stop)), true);
+      this.index = stop + 1;
+      return;
+    }
+    if (next === "'" && !inDoubleQuotes) {
+      // Read literally: up to the next quote, escapes and all.
       const end = text.indexOf("'", this.index + 2);
       const stop = end < 0 ? text.length : end;
       this.append(text.slice(this.index + 2, stop), true);
       this.index = stop + 1;
+      return;
+    }
+    if (next === '"' && this.ansiC && !inDoubleQuotes) {
+      // Bash's translated string, $"...": the text of a double-quoted string, without the `$`.
+      this.index += 1;
       return;
     }
     if (next === '{') {

@@ -24,7 +24,18 @@ export interface Analysis {
 const maxDepth = 8;
 const maxScripts = 256;
 
-const shells = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
+/**
+ * How a script's `$'...'` is read: `ansi-c` as bash's ANSI-C quoting; `either` both that way and
+ * literally (up to the next `'`), the fences judging both readings, for shells that may not know
+ * it (`sh` may be dash, which reads a `$` and a plain single-quoted string).
+ */
+type Dialect = 'ansi-c' | 'either';
+
+// The shells whose `-c` scripts are read, and how each reads `$'...'`.
+const shells = new Map<string, Dialect>([
+  ['bash', 'ansi-c'], ['zsh', 'ansi-c'], ['ksh', 'ansi-c'], ['mksh', 'ansi-c'],
+  ['sh', 'either'], ['dash', 'either'], ['ash', 'either'], ['fish', 'either'],
+]);
 const keywords = new Set(['!', '{', '}', 'if', 'then', 'else', 'elif', 'do', 'while', 'until']);
 const assignment = /^[A-Za-z_]\w*\+?=/;
 
@@ -54,10 +65,10 @@ const wrappers = new Map<string, WrapperSpec>([
   ['xargs', { withValue: ['-I', '-n', '-P', '-L', '-s', '-d', '-E', '-a'] }],
 ]);
 
-/** Reads `command` and every script nested in it. */
+/** Reads `command` (a bash script, as the bash tool runs it) and every script nested in it. */
 export function analyseCommand(command: string): Analysis {
   const walker = new Walker();
-  walker.visitScript(command, 0);
+  walker.visitScript(command, 0, 'ansi-c');
   return { scripts: walker.scripts, invocations: walker.invocations };
 }
 
@@ -71,40 +82,54 @@ class Walker {
   readonly scripts: string[] = [];
   readonly invocations: Invocation[] = [];
 
-  visitScript(script: string, depth: number): void {
+  visitScript(script: string, depth: number, dialect: Dialect): void {
     if (depth > maxDepth || this.scripts.length >= maxScripts) return;
     this.scripts.push(script);
-    const parsed = parseScript(script);
-    for (const command of parsed.commands) {
-      this.visitCommand(command.words, command.redirects, depth);
+    const first = parseScript(script);
+    const readings = [first];
+    // Read literally too where the shell may not know `$'...'`, and where one is left open (bash
+    // refuses that text; what it was meant to be is unclear, so both splits are judged).
+    if ((dialect === 'either' || first.unterminatedAnsiC) && /\$['"]/.test(script)) {
+      readings.push(parseScript(script, { ansiC: false }));
     }
-    for (const inner of parsed.substitutions) this.visitScript(inner, depth + 1);
+    const substitutions = new Set<string>();
+    for (const reading of readings) {
+      for (const command of reading.commands) {
+        this.visitCommand(command.words, command.redirects, depth, dialect);
+      }
+      for (const inner of reading.substitutions) substitutions.add(inner);
+    }
+    for (const inner of substitutions) this.visitScript(inner, depth + 1, dialect);
   }
 
   private visitCommand(
     words: readonly Word[],
     redirects: readonly Redirect[],
     depth: number,
+    dialect: Dialect,
   ): void {
     if (depth > maxDepth) return;
     const commandIndex = commandStart(words);
     this.invocations.push({ words, commandIndex, redirects });
     const name = commandName(words[commandIndex]);
     const rest = words.slice(commandIndex + 1);
-    if (shells.has(name)) {
+    const shell = shells.get(name);
+    if (shell !== undefined) {
       const script = shellScript(rest);
-      if (script !== undefined) this.visitScript(script, depth + 1);
+      if (script !== undefined) this.visitScript(script, depth + 1, shell);
       for (const redirect of redirects) {
         if (redirect.operator === '<<<' && redirect.target !== undefined) {
-          this.visitScript(redirect.target.value, depth + 1);
+          this.visitScript(redirect.target.value, depth + 1, shell);
         }
       }
     } else if (name === 'eval') {
-      this.visitScript(joined(rest), depth + 1);
+      this.visitScript(joined(rest), depth + 1, dialect);
     } else if (name === 'watch') {
-      this.visitScript(joined(rest.slice(skipOptions(rest, 0, { withValue: ['-n'] }))), depth + 1);
+      // watch runs its command with `sh -c`.
+      const command = joined(rest.slice(skipOptions(rest, 0, { withValue: ['-n'] })));
+      this.visitScript(command, depth + 1, 'either');
     } else if (name === 'find') {
-      for (const executed of findExecs(rest)) this.visitCommand(executed, [], depth + 1);
+      for (const executed of findExecs(rest)) this.visitCommand(executed, [], depth + 1, dialect);
     }
   }
 }

@@ -8,6 +8,7 @@ import {
   PathOutsideWorkspaceError,
   SandboxError,
   SymlinkResolutionError,
+  locateWithinWorkspace,
   resolveWithinWorkspace,
 } from '../src/index.js';
 
@@ -82,10 +83,124 @@ describe('resolveWithinWorkspace: lexical escapes (SBX-1)', () => {
       await expectOutside(workspace, target);
     });
   }
+});
 
-  it('rejects absolute paths, even ones inside the workspace', async () => {
-    await expectOutside(workspace, '/etc/passwd');
-    await expectOutside(workspace, path.join(workspace, 'a.txt'));
+describe('resolveWithinWorkspace: absolute paths (SBX-1)', () => {
+  it('admits an absolute path inside the workspace and returns it normalised', async () => {
+    await mkdir(path.join(workspace, 'src'));
+    await writeFile(path.join(workspace, 'src', 'a.go'), '');
+    for (const [target, parts] of [
+      [path.join(workspace, 'src', 'a.go'), ['src', 'a.go']],
+      [path.join(workspace, 'new', 'file.ts'), ['new', 'file.ts']],
+      [`${workspace}/src/../b.txt`, ['b.txt']],
+      [`${workspace}/./src//a.go`, ['src', 'a.go']],
+      [workspace, []],
+      [`${workspace}/`, []],
+    ] as const) {
+      await expect(resolveWithinWorkspace(workspace, target)).resolves.toBe(
+        path.join(workspace, ...parts),
+      );
+    }
+  });
+
+  it('gives the real locations it checked for an absolute path', async () => {
+    const real = await realpath(workspace);
+    await expect(locateWithinWorkspace(workspace, path.join(workspace, 'a.txt'))).resolves.toEqual({
+      path: path.join(workspace, 'a.txt'),
+      realPath: path.join(real, 'a.txt'),
+      realRoot: real,
+    });
+  });
+
+  for (const [what, target] of [
+    ['a system file', () => '/etc/passwd'],
+    ['the file-system root', () => '/'],
+    ['a file in a folder next to the workspace', () => path.join(outside, 'secret.txt')],
+    ['the parent of the workspace', () => base],
+    ['a sibling whose name starts with the root name', () => `${workspace}-evil/x`],
+    ['that sibling itself: no string-prefix test', () => `${workspace}-evil`],
+    ['a path that climbs out through ..', () => `${workspace}/../outside/secret.txt`],
+    ['a path that climbs out deeper down', () => `${workspace}/a/../../ws-evil`],
+  ] as const) {
+    it(`rejects an absolute path outside: ${what}`, async () => {
+      await mkdir(path.join(base, 'ws-evil'));
+      await expectOutside(workspace, target());
+    });
+  }
+
+  it('says that an outside absolute path is absolute and outside', async () => {
+    const error = (await failure(workspace, '/etc/passwd')) as PathOutsideWorkspaceError;
+    expect(error.message).toContain('"/etc/passwd" is outside the workspace');
+    expect(error.message).toContain('is absolute');
+  });
+
+  it('follows symlinks of an absolute path as it does for a relative one', async () => {
+    await symlink(outside, path.join(workspace, 'linkdir'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
+    await symlink(path.join(outside, 'not-yet.txt'), path.join(workspace, 'dangling'));
+    await expectOutside(workspace, path.join(workspace, 'linkdir'));
+    await expectOutside(workspace, path.join(workspace, 'linkdir', 'secret.txt'));
+    await expectOutside(workspace, path.join(workspace, 'linkdir', 'new', 'file.txt'));
+    await expectOutside(workspace, path.join(workspace, 'link.txt'));
+    await expectOutside(workspace, path.join(workspace, 'dangling'));
+  });
+
+  it('reports a symlink loop on an absolute path as a resolution failure', async () => {
+    await symlink('loop-b', path.join(workspace, 'loop-a'));
+    await symlink('loop-a', path.join(workspace, 'loop-b'));
+    await expectUnresolvable(workspace, path.join(workspace, 'loop-a'), 'ELOOP');
+  });
+
+  describe('when the workspace root is itself a symlink', () => {
+    let linkedRoot: string;
+    let realRoot: string;
+
+    beforeEach(async () => {
+      linkedRoot = path.join(base, 'ws-link');
+      await symlink(workspace, linkedRoot);
+      realRoot = await realpath(workspace);
+      await mkdir(path.join(workspace, 'src'));
+    });
+
+    it('admits an absolute path spelled through the link', async () => {
+      await expect(resolveWithinWorkspace(linkedRoot, path.join(linkedRoot, 'src', 'a.ts'))).resolves.toBe(
+        path.join(linkedRoot, 'src', 'a.ts'),
+      );
+      await expect(resolveWithinWorkspace(linkedRoot, linkedRoot)).resolves.toBe(linkedRoot);
+    });
+
+    it('admits an absolute path spelled through the real location, spelled as the workspace sees it', async () => {
+      await expect(resolveWithinWorkspace(linkedRoot, path.join(realRoot, 'src', 'a.ts'))).resolves.toBe(
+        path.join(linkedRoot, 'src', 'a.ts'),
+      );
+      await expect(resolveWithinWorkspace(linkedRoot, realRoot)).resolves.toBe(linkedRoot);
+      await expect(locateWithinWorkspace(linkedRoot, path.join(realRoot, 'b.txt'))).resolves.toEqual({
+        path: path.join(linkedRoot, 'b.txt'),
+        realPath: path.join(realRoot, 'b.txt'),
+        realRoot,
+      });
+    });
+
+    it('rejects, in either spelling, an absolute path whose symlinks lead outside', async () => {
+      await symlink(outside, path.join(workspace, 'linkdir'));
+      await expectOutside(linkedRoot, path.join(linkedRoot, 'linkdir', 'secret.txt'));
+      await expectOutside(linkedRoot, path.join(realRoot, 'linkdir', 'secret.txt'));
+    });
+
+    it('rejects absolute paths next to either spelling of the root', async () => {
+      await mkdir(path.join(base, 'ws-evil'));
+      await mkdir(path.join(base, 'ws-link-evil'));
+      await expectOutside(linkedRoot, `${realRoot}-evil/x`);
+      await expectOutside(linkedRoot, `${linkedRoot}-evil/x`);
+      await expectOutside(linkedRoot, path.join(outside, 'secret.txt'));
+    });
+
+    it('rejects an absolute path that reaches the workspace only through another link', async () => {
+      // Lexically outside both spellings of the root; the real location is not what decides.
+      const elsewhere = path.join(outside, 'into-ws');
+      await symlink(workspace, elsewhere);
+      await expectOutside(linkedRoot, path.join(elsewhere, 'src', 'a.ts'));
+    });
   });
 });
 

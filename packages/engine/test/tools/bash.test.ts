@@ -188,4 +188,24 @@ describe('bash', () => {
     expect(result.content).toMatch(/^refused: \S/);
     expect(existsSync(join(ws.workDir, 'marker'))).toBe(false);
   });
+
+  // In $'...' a \' is a quote that does not end the string: bash runs what follows it.
+  it.each([
+    ["echo $'\\'' ; echo pwned > ../outside/x #'", 'after a string that \\\' does not end'],
+    ["echo $(echo $'\\')' ; echo pwned > ../outside/x)", 'inside $(...)'],
+    ["echo pwned > $'\\x2e\\x2e/outside/x'", 'a path decoded from escapes'],
+  ])('refuses %j (%s) without running it', async (command) => {
+    const result = await createBashTool().execute({ command }, ws.context());
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^refused: \S/);
+    expect(existsSync(join(ws.outside, 'x'))).toBe(false);
+  });
+
+  it('runs ANSI-C quoted text as bash reads it', async () => {
+    const result = await createBashTool().execute(
+      { command: "printf '%s|' $'it\\'s' $'a\\tb' $'\\x41'" },
+      ws.context(),
+    );
+    expect(result.content).toBe("exit code: 0\n--- stdout ---\nit's|a\tb|A|\n--- stderr (empty) ---");
+  });
 });
