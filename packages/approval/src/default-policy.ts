@@ -26,7 +26,8 @@ const writingTools = new Set(['write_file', 'edit_file']);
 /**
  * The policy claw uses unless told otherwise (APR-1), checked in this order:
  * 1. An argument named `path` (of any tool) that is not a usable path inside the workspace
- *    (`resolveWithinWorkspace`: empty, absolute, leaving it lexically or through a symlink) →
+ *    (`resolveWithinWorkspace`: empty, absolute outside the workspace, leaving it lexically or
+ *    through a symlink) →
  *    deny with the sandbox's message. A `path` that is not text → deny.
  * 2. `write_file` / `edit_file` of a path under `.claw/` or `.git/hooks/`, or of `.git/config`
  *    (lexically, case-insensitively, and on the real location) → deny.

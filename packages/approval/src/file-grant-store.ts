@@ -20,8 +20,8 @@ export interface FileGrantStoreOptions {
  * The file is read on first use. Every change writes the whole file to a temporary file in the
  * same folder, flushes it to disk and renames it over the old one, so a crash never leaves half a
  * file. All operations run one at a time, so concurrent `put`s are all kept. Use one instance per
- * workspace in a process (see `grantStoreForWorkspace`): two instances on the same file would each
- * write their own view of it.
+ * workspace in a process (the runtime factory keeps one per real workspace folder while it is
+ * used): two instances on the same file would each write their own view of it.
  *
  * Every method may throw a `GrantStoreError`: `grant_store_read_failed` when the file cannot be
  * read, `grant_store_corrupt` when it is not a grant file (it is then never overwritten; each

@@ -18,7 +18,6 @@ export {
 export { MemoryGrantStore } from './memory-grant-store.js';
 export { FileGrantStore, type FileGrantStoreOptions } from './file-grant-store.js';
 export { grantFileVersion } from './grant-file.js';
-export { grantStoreForWorkspace } from './workspace-grant-stores.js';
 export {
   MemoryAuditLog,
   type AuditDecision,
@@ -40,6 +39,7 @@ export {
   type ApprovalPrompt,
 } from './handler.js';
 export { PendingApprovals, type PendingApprovalsOptions } from './pending-approvals.js';
+export { UnattendedApprovals, type UnattendedApprovalsOptions } from './unattended.js';
 export {
   Gate,
   approvalModes,

@@ -1,11 +1,10 @@
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FileGrantStore,
   GrantStoreError,
   grantKey,
-  grantStoreForWorkspace,
   nodeFileSystem,
   type ApprovalFileSystem,
   type Grant,
@@ -258,29 +257,5 @@ describe('FileGrantStore (APR-3)', () => {
     const error = await caught(new FileGrantStore({ workDir }).list());
     expect(error.code).toBe('grant_store_read_failed');
     expect(error.message).toContain(grantsFile(workDir));
-  });
-});
-
-describe('grantStoreForWorkspace', () => {
-  it('shares one store per real workspace folder', async () => {
-    const workDir = await tempDir();
-    const other = await tempDir();
-    const link = nodePath.join(other, 'link-to-workspace');
-    await symlink(workDir, link);
-
-    const store = await grantStoreForWorkspace(workDir);
-    expect(await grantStoreForWorkspace(workDir)).toBe(store);
-    expect(await grantStoreForWorkspace(`${workDir}${nodePath.sep}.`)).toBe(store);
-    expect(await grantStoreForWorkspace(link)).toBe(store);
-    expect(await grantStoreForWorkspace(other)).not.toBe(store);
-  });
-
-  it('lets two sessions of one workspace keep both their grants', async () => {
-    const workDir = await tempDir();
-    const [first, second] = await Promise.all([grantStoreForWorkspace(workDir), grantStoreForWorkspace(workDir)]);
-    const one = grant('a', { sessionId: 'one', key: grantKey({ sessionId: 'one', workDir: '/workspace', toolName: 'bash', digest: 'a' }) });
-    const two = grant('a', { sessionId: 'two', key: grantKey({ sessionId: 'two', workDir: '/workspace', toolName: 'bash', digest: 'a' }) });
-    await Promise.all([first.put(one), second.put(two)]);
-    expect((await new FileGrantStore({ workDir }).list()).map((each) => each.sessionId)).toEqual(['one', 'two']);
   });
 });

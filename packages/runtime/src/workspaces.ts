@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   FileSessionManager,
@@ -77,7 +78,10 @@ export class WorkspaceSessions implements SessionSource {
   }
 }
 
-/** Keeps one value per workspace while something uses it, and forgets it after. */
+/**
+ * Keeps one value per real workspace folder (symlinks followed, so two spellings of one folder
+ * share it) while something uses it, and forgets it after.
+ */
 export class WorkspaceShared<T> {
   private readonly entries = new Map<string, { value: Promise<T>; users: number }>();
 
@@ -85,7 +89,7 @@ export class WorkspaceShared<T> {
 
   /** The workspace's value and the function that gives this use of it up (call it once). */
   async acquire(workDir: string): Promise<{ value: T; release: () => void }> {
-    const root = path.resolve(workDir);
+    const root = await realpath(workDir).catch(() => path.resolve(workDir));
     let entry = this.entries.get(root);
     if (entry === undefined) {
       entry = { value: Promise.resolve().then(() => this.make(root)), users: 0 };

@@ -220,3 +220,28 @@ describe('injectable approval parts, one engine for many sessions (RT-2)', () =>
     expect(await readdir(workDir)).toEqual([]);
   });
 });
+
+describe('one grant store per real workspace folder, while it is used (APR-3)', () => {
+  it('shares the store between sessions and spellings of one folder, and lets it go after', async () => {
+    const { symlink } = await import('node:fs/promises');
+    const workDir = await tempWorkspace();
+    const other = await tempWorkspace();
+    const link = join(other, 'link-to-workspace');
+    await symlink(workDir, link);
+    const made: string[] = [];
+    const { factory } = scriptedFactory([], {
+      grantStore: (folder) => {
+        made.push(folder);
+        return new MemoryGrantStore();
+      },
+    });
+    const a = await factory.createRuntime({ workDir, sessionId: 'a' });
+    const b = await factory.createRuntime({ workDir: link, sessionId: 'b' });
+    expect(made).toHaveLength(1);
+    await a.close();
+    await b.close();
+    await factory.createRuntime({ workDir, sessionId: 'c' });
+    // Nothing kept while unused: a new use makes a new store.
+    expect(made).toHaveLength(2);
+  });
+});
