@@ -1,7 +1,7 @@
 import nodePath from 'node:path';
-import { SerialQueue, errorMessage, writeFileAtomically } from '@claw/core';
+import { SerialQueue, errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
 import { GrantStoreError } from './errors.js';
-import { errnoCode, nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
+import { nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
 import { isGrantExpired, type Grant, type GrantStore } from './grant.js';
 import { parseGrantFile, serializeGrantFile } from './grant-file.js';
 

@@ -32,9 +32,3 @@ export const nodeFileSystem: ApprovalFileSystem = {
   unlink: (path) => unlink(path),
   appendFile: (path, data, encoding) => appendFile(path, data, encoding),
 };
-
-/** The `code` of a Node file-system error, if it has one. */
-export function errnoCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}

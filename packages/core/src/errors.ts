@@ -88,8 +88,12 @@ export function errorMessage(error: unknown): string {
   }
 }
 
-/** The `code` of a Node system error (`"ENOENT"`, `"EEXIST"`…), if it has one. */
+/**
+ * The `code` of a Node system error (`"ENOENT"`, `"EEXIST"`…), if it has one. A `ClawError`'s
+ * `code` is claw's own, not an errno: `undefined` for it.
+ */
 export function errnoCode(error: unknown): string | undefined {
+  if (error instanceof ClawError) return undefined;
   const code = (error as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' ? code : undefined;
 }

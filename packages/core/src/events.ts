@@ -41,51 +41,51 @@ export type SessionEventBody =
   | { type: 'text_delta'; task_id: string; content: string }
   | { type: 'text_completed'; task_id: string; content: string }
   | {
-      type: 'tool_call';
-      task_id: string;
-      tool_call_id: string;
-      tool_name: string;
-      arguments: string;
-    }
+    type: 'tool_call';
+    task_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    arguments: string;
+  }
   | {
-      type: 'tool_result';
-      task_id: string;
-      tool_call_id: string;
-      tool_name: string;
-      result: string;
-      is_error: boolean;
-    }
+    type: 'tool_result';
+    task_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    result: string;
+    is_error: boolean;
+  }
   | {
-      type: 'approval_request';
-      task_id: string;
-      request_id: string;
-      tool_name: string;
-      risk: RiskLevel;
-      reason: string;
-      arguments: string;
-    }
+    type: 'approval_request';
+    task_id: string;
+    request_id: string;
+    tool_name: string;
+    risk: RiskLevel;
+    reason: string;
+    arguments: string;
+  }
   | {
-      type: 'approval_resolved';
-      task_id: string;
-      request_id: string;
-      decision: ApprovalDecision;
-      /** Who decided: a client's name, or `"canceled"` when the wait ended without an answer. */
-      by: string;
-    }
+    type: 'approval_resolved';
+    task_id: string;
+    request_id: string;
+    decision: ApprovalDecision;
+    /** Who decided: a client's name, or `"canceled"` when the wait ended without an answer. */
+    by: string;
+  }
   | { type: 'state'; state: SessionRunState; task_id?: string }
   | {
-      type: 'usage';
-      task_id: string;
-      /** This model call. */
-      call: WireUsage;
-      /** This task so far (subagents included). */
-      run: WireUsage;
-      /** The session's whole life. */
-      session: WireUsage;
-      /** US dollars: this call (null when the model has no price), the task, the session. */
-      cost: { call_usd: number | null; run_usd: number; session_usd: number; unpriced_calls: number };
-      budgets_left: BudgetsLeft;
-    }
+    type: 'usage';
+    task_id: string;
+    /** This model call. */
+    call: WireUsage;
+    /** This task so far (subagents included). */
+    run: WireUsage;
+    /** The session's whole life. */
+    session: WireUsage;
+    /** US dollars: this call (null when the model has no price), the task, the session. */
+    cost: { call_usd: number | null; run_usd: number; session_usd: number; unpriced_calls: number };
+    budgets_left: BudgetsLeft;
+  }
   | { type: 'task_completed'; task_id: string; content: string }
   | { type: 'task_canceled'; task_id: string; reason?: string }
   | { type: 'task_failed'; task_id: string; error: string; code: string };

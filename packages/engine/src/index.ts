@@ -3,10 +3,9 @@ export {
   defaultMaxTurns,
   defaultToolConcurrency,
   type EngineOptions,
-  type RunOptions,
-  type RunResult,
-  type RunStatus,
 } from './engine.js';
+export type { RunOptions, RunResult, RunStatus } from './run-types.js';
+export type { SetTimer } from './timers.js';
 export { ToolRegistry } from './registry.js';
 export { ReporterError } from './safe-reporter.js';
 export { canceledObservationText } from './observations.js';

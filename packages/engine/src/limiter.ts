@@ -1,3 +1,5 @@
+import { defaultSetTimer, type SetTimer } from './timers.js';
+
 /**
  * Runs at most `limit` tasks at a time; the others wait in order. Used for the calls of one tool
  * wave (ENG-2).
@@ -26,23 +28,42 @@ export class ConcurrencyLimiter {
   }
 }
 
+/** The budget an `ActivityClock` watches. */
+export interface ActivityBudget {
+  limitMs: number;
+  /** Called once, when the measured time reaches `limitMs`. */
+  onExhausted: () => void;
+}
+
+export interface ActivityClockOptions {
+  /** Milliseconds clock. */
+  now: () => number;
+  /** Starts the budget's timer (default: the global `setTimeout`). */
+  setTimer?: SetTimer;
+  budget?: ActivityBudget;
+}
+
 /**
  * Measures the wall time during which at least one activity runs: parallel activities count their
- * overlap once (a wave of tools counts its wall time, not the sum of its tools). With a `limit`,
- * `onExhausted` is called once when the measured time reaches it; the timer runs only while an
- * activity does, so idle time (a model call, an approval wait) never counts.
+ * overlap once (a wave of tools counts its wall time, not the sum of its tools). With a `budget`,
+ * `onExhausted` is called once when the measured time reaches its limit; the timer runs only while
+ * an activity does, so idle time (a model call, an approval wait) never counts.
  */
 export class ActivityClock {
   private active = 0;
   private since = 0;
   private total = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private cancelTimer: (() => void) | undefined;
   private fired = false;
+  private readonly now: () => number;
+  private readonly setTimer: SetTimer;
+  private readonly budget: ActivityBudget | undefined;
 
-  constructor(
-    private readonly now: () => number,
-    private readonly budget?: { limitMs: number; onExhausted: () => void },
-  ) {}
+  constructor(options: ActivityClockOptions) {
+    this.now = options.now;
+    this.setTimer = options.setTimer ?? defaultSetTimer;
+    this.budget = options.budget;
+  }
 
   begin(): void {
     if (this.active === 0) {
@@ -56,8 +77,8 @@ export class ActivityClock {
     this.active -= 1;
     if (this.active === 0) {
       this.total += this.now() - this.since;
-      clearTimeout(this.timer);
-      this.timer = undefined;
+      this.cancelTimer?.();
+      this.cancelTimer = undefined;
     }
   }
 
@@ -74,8 +95,8 @@ export class ActivityClock {
   private arm(): void {
     const budget = this.budget;
     if (budget === undefined || this.fired) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
+    this.cancelTimer = this.setTimer(() => {
+      this.cancelTimer = undefined;
       this.fired = true;
       budget.onExhausted();
     }, Math.max(0, budget.limitMs - this.total));

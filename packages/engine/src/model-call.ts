@@ -1,25 +1,35 @@
 import {
   ClawError,
   abortReason,
+  throwIfAborted,
   type ModelRequest,
   type ModelResponse,
   type Provider,
 } from '@claw/core';
 import type { SafeReporter } from './safe-reporter.js';
+import { StreamPump, untilAborted } from './stream-pump.js';
 
 export interface ModelCallOptions {
   provider: Provider;
   request: ModelRequest;
   signal: AbortSignal;
   reporter: SafeReporter;
-  /** Called once, at the first sign of output (a text or tool-call delta, or the reply). */
+  /** Called once, when the first output arrives (a text or tool-call delta, or the reply). */
   onFirstOutput: () => void;
 }
 
 /**
- * One model call ("Thinking", ENG-6): streams when the provider can, forwarding text deltas to the
- * reporter as they arrive, else generates. Leaving by any path (reply, error, reporter failure)
- * ends the stream's iteration, which closes the request: no producer keeps running.
+ * One model call ("Thinking", ENG-6): streams when the provider can, else generates.
+ *
+ * The stream is pulled as fast as the provider produces it (a `StreamPump`), while its text
+ * deltas go to the reporter in order at the reporter's own pace, so a slow reporter never counts
+ * against the call's timeouts (RT-3, PRV-5). The reply is returned once every delta before it
+ * was reported. A stream error, too, comes after the deltas that arrived before it, so the
+ * reporter has shown everything the model said when the call fails.
+ *
+ * Leaving by any path (reply, error, reporter failure, abort) ends the stream's iteration: no
+ * producer keeps running. A reporter failure stops at once, with no further delta reported
+ * (ENG-7). An abort rejects with the signal's reason at once, even while the reporter is busy.
  */
 export async function callModel(options: ModelCallOptions): Promise<ModelResponse> {
   const { provider, request, signal, reporter } = options;
@@ -29,27 +39,39 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
     firstOutput = true;
     options.onFirstOutput();
   };
-  if (provider.stream === undefined) {
+  const stream = provider.stream?.bind(provider);
+  if (stream === undefined) {
     const response = await provider.generate(request, { signal });
     markOutput();
     return response;
   }
-  for await (const event of provider.stream(request, { signal })) {
-    switch (event.type) {
-      case 'text_delta':
-        markOutput();
-        await reporter.textDelta(event.delta);
-        break;
-      case 'tool_call_delta':
-        markOutput();
-        break;
-      case 'completed':
-        markOutput();
-        return event.response;
-    }
-  }
-  if (signal.aborted) throw abortReason(signal);
-  throw new ClawError('the model stream ended without a final message', {
-    code: 'model_stream_incomplete',
+  const pump = new StreamPump({
+    open: (streamSignal) => stream(request, { signal: streamSignal }),
+    signal,
+    onEvent: markOutput,
   });
+  try {
+    for (;;) {
+      const item = await untilAborted(pump.take(), signal);
+      switch (item.type) {
+        case 'text_delta':
+          throwIfAborted(signal);
+          await untilAborted(reporter.textDelta(item.delta), signal);
+          break;
+        case 'completed':
+          return item.response;
+        case 'failed':
+          throw signal.aborted ? abortReason(signal) : item.error;
+        case 'ended':
+          if (signal.aborted) throw abortReason(signal);
+          throw new ClawError(
+            'the model stream ended without a final message; try again, and check the ' +
+            'provider if it keeps happening',
+            { code: 'model_stream_incomplete' },
+          );
+      }
+    }
+  } finally {
+    await pump.close();
+  }
 }

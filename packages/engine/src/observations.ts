@@ -31,4 +31,8 @@ export const recoveryHints = {
     'do not repeat this call; choose another approach or ask the user for what you need',
   toolFailed:
     'read the error, fix the cause (paths are relative to the workspace), and try again or take another approach',
+  journalFailed:
+    'the run was stopped because claw could not keep its record of tool calls; the user must fix the session storage first',
+  toolBroken:
+    'this tool is broken; do not call it again, take another approach',
 } as const;

@@ -4,6 +4,7 @@ import {
   type Reporter,
   type ToolCall,
   type ToolResultReport,
+  type UsageReport,
 } from '@claw/core';
 
 /** A reporter callback failed; the run stops (ENG-7). The callback's error is the cause. */
@@ -45,6 +46,19 @@ export class SafeReporter {
 
   message(message: Message): Promise<void> {
     return this.call('onMessage', () => this.reporter.onMessage?.(message));
+  }
+
+  usage(report: UsageReport): Promise<void> {
+    return this.call('onUsage', () => this.reporter.onUsage?.(report));
+  }
+
+  /**
+   * The reporter of a subagent a running parent spawned (ENG-9): it reports the child's usage
+   * (through the parent's `onUsage`, with the shared run figures) and nothing else, since the
+   * child's text, tool calls and messages are not the parent's conversation.
+   */
+  forSubagent(): SafeReporter {
+    return new SafeReporter({ onUsage: (report) => this.reporter.onUsage?.(report) });
   }
 
   private async call(name: string, callback: () => void | Promise<void> | undefined) {

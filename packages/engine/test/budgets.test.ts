@@ -1,10 +1,19 @@
 import { defineTool, sleep, type ApprovalGate } from '@claw/core';
 import { MemorySession } from '@claw/session-store';
 import { AllowAllGate, ScriptedProvider } from '@claw/testing';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { BudgetExceededError, Engine, canceledObservationText, priceOf, defaultPrices } from '../src/index.js';
-import { expectPaired, newSession, recordTool, waitTool } from './helpers.js';
+import {
+  blockingTool,
+  expectPaired,
+  manualTime,
+  newSession,
+  recordTool,
+  settleMicrotasks,
+  waitTool,
+  watch,
+} from './helpers.js';
 
 const usage = (promptTokens: number, completionTokens: number) => ({ promptTokens, completionTokens });
 const readCall = { name: 'record', arguments: { text: 'x' } };
@@ -68,48 +77,76 @@ describe('token budgets (BUD-1, BUD-2)', () => {
 describe('tool time budget (BUD-4)', () => {
   it('a stuck tool is aborted when the budget runs out; no further model call; history paired', async () => {
     const provider = new ScriptedProvider([
-      { toolCalls: [{ id: 'stuck', name: 'wait', arguments: { ms: 60_000, label: 'stuck' } }] },
+      { toolCalls: [{ id: 'stuck', name: 'block', arguments: { label: 'stuck' } }] },
       { text: 'never asked' },
     ]);
     const session = newSession();
-    const started = performance.now();
-    const result = await new Engine({ provider, gate: new AllowAllGate(), tools: [waitTool()], toolTimeBudgetMs: 100 }).run('go', {
-      session,
-    });
-    const elapsed = performance.now() - started;
+    const time = manualTime();
+    const log: string[] = [];
+    const run = watch(
+      new Engine({
+        provider,
+        gate: new AllowAllGate(),
+        tools: [blockingTool(log)],
+        toolTimeBudgetMs: 100,
+        now: time.now,
+        setTimer: time.setTimer,
+      }).run('go', { session }),
+    );
+    while (!log.includes('start stuck')) await settleMicrotasks();
+    expect(time.armed()).toEqual([100]);
+    // Not a moment before the budget is used up…
+    time.advance(99);
+    await settleMicrotasks();
+    expect(run.state.settled).toBe(false);
+    expect(log).toEqual(['start stuck']);
+    // …and at once when it is.
+    time.advance(1);
+    const result = await run.done;
+    expect(log).toEqual(['start stuck', 'aborted stuck']);
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('tool_time_budget_exceeded');
-    expect(result.error?.message).toMatch(/^tool time budget exceeded: used \d+ ms of 100 ms$/);
-    expect(elapsed).toBeGreaterThanOrEqual(95);
-    expect(elapsed).toBeLessThan(2000);
+    expect(result.error?.message).toBe('tool time budget exceeded: used 100 ms of 100 ms');
+    expect(result.toolWallMs).toBe(100);
     expect(provider.calls).toHaveLength(1);
     expect(session.history().at(-1)).toEqual({ role: 'tool', toolCallId: 'stuck', content: canceledObservationText, isError: true });
+    expect(time.armed()).toEqual([]);
   });
 
-  it('counts a parallel wave once and excludes approval waits', async () => {
-    const slowGate: ApprovalGate = {
-      check: async (_request, { signal }) => {
-        await sleep(150, signal);
-        return { allowed: true };
-      },
-    };
-    const provider = new ScriptedProvider([
-      {
-        toolCalls: [
-          { name: 'wait', arguments: { ms: 60, label: 'a' } },
-          { name: 'wait', arguments: { ms: 60, label: 'b' } },
-          { name: 'wait', arguments: { ms: 60, label: 'c' } },
-        ],
-      },
-      { text: 'done' },
-    ]);
-    // Three 60 ms tools in parallel after 150 ms approvals: ~60 ms of tool time, well under 150.
-    const result = await new Engine({ provider, gate: slowGate, tools: [waitTool()], toolTimeBudgetMs: 150 }).run('go', {
-      session: newSession(),
+  describe('on fake timers', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     });
-    expect(result.status).toBe('completed');
-    expect(result.toolWallMs).toBeGreaterThanOrEqual(55);
-    expect(result.toolWallMs).toBeLessThan(150);
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('counts a parallel wave once and excludes approval waits', async () => {
+      const slowGate: ApprovalGate = {
+        check: async (_request, { signal }) => {
+          await sleep(150, signal);
+          return { allowed: true };
+        },
+      };
+      const provider = new ScriptedProvider([
+        {
+          toolCalls: [
+            { name: 'wait', arguments: { ms: 60, label: 'a' } },
+            { name: 'wait', arguments: { ms: 60, label: 'b' } },
+            { name: 'wait', arguments: { ms: 60, label: 'c' } },
+          ],
+        },
+        { text: 'done' },
+      ]);
+      // Three 60 ms tools in parallel after 150 ms approvals: 60 ms of tool time, under 150.
+      const running = new Engine({ provider, gate: slowGate, tools: [waitTool()], toolTimeBudgetMs: 150 }).run('go', {
+        session: newSession(),
+      });
+      await vi.runAllTimersAsync();
+      const result = await running;
+      expect(result.status).toBe('completed');
+      expect(result.toolWallMs).toBe(60);
+    });
   });
 });
 

@@ -1,5 +1,5 @@
 import { AllowAllGate, DenyAllGate, RecordingReporter, ScriptedProvider } from '@claw/testing';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../src/index.js';
 import { expectPaired, newSession, recordTool, throwingTool, waitTool } from './helpers.js';
 
@@ -199,26 +199,39 @@ describe('Engine.run: tool failures become Observations (ENG-3, ENG-4)', () => {
 });
 
 describe('Engine.run: parallel tool waves (ENG-2)', () => {
-  it('runs the calls of one reply in parallel: two 200 ms tools take well under 400 ms', async () => {
-    const provider = new ScriptedProvider([
-      {
-        toolCalls: [
-          { name: 'wait', arguments: { ms: 200, label: 'a' } },
-          { name: 'wait', arguments: { ms: 200, label: 'b' } },
-        ],
-      },
-      { text: 'done' },
-    ]);
-    const started = performance.now();
-    const result = await new Engine({ provider, gate: new AllowAllGate(), tools: [waitTool()] }).run('x', {
-      session: newSession(),
+  describe('on fake timers', () => {
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     });
-    const elapsed = performance.now() - started;
-    expect(result.status).toBe('completed');
-    expect(elapsed).toBeLessThan(360);
-    // Wall time counts the overlap once.
-    expect(result.toolWallMs).toBeGreaterThanOrEqual(195);
-    expect(result.toolWallMs).toBeLessThan(360);
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('runs the calls of one reply in parallel: two 200 ms tools take 200 ms, not 400', async () => {
+      const provider = new ScriptedProvider([
+        {
+          toolCalls: [
+            { name: 'wait', arguments: { ms: 200, label: 'a' } },
+            { name: 'wait', arguments: { ms: 200, label: 'b' } },
+          ],
+        },
+        { text: 'done' },
+      ]);
+      const started = performance.now();
+      let finished = Number.NaN;
+      const running = new Engine({ provider, gate: new AllowAllGate(), tools: [waitTool()] })
+        .run('x', { session: newSession() })
+        .then((result) => {
+          finished = performance.now();
+          return result;
+        });
+      await vi.runAllTimersAsync();
+      const result = await running;
+      expect(result.status).toBe('completed');
+      expect(finished - started).toBe(200);
+      // Wall time counts the overlap once.
+      expect(result.toolWallMs).toBe(200);
+    });
   });
 
   it('never runs more calls at once than the concurrency limit', async () => {

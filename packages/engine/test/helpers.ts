@@ -70,3 +70,106 @@ export function expectPaired(history: readonly Message[]): void {
     }
   }
 }
+
+/**
+ * A tool that runs until its signal aborts, then rejects with the reason. `log` gets
+ * `start <label>` and `aborted <label>`; `signals` the signal each call got.
+ */
+export function blockingTool(log: string[] = [], signals: AbortSignal[] = []): Tool {
+  return defineTool({
+    name: 'block',
+    description: 'Runs until aborted.',
+    risk: 'safe',
+    schema: z.object({ label: z.string() }),
+    async execute(args, context) {
+      log.push(`start ${args.label}`);
+      signals.push(context.signal);
+      await new Promise<never>((_resolve, reject) => {
+        const onAbort = (): void => {
+          log.push(`aborted ${args.label}`);
+          reject(context.signal.reason as Error);
+        };
+        if (context.signal.aborted) onAbort();
+        else context.signal.addEventListener('abort', onAbort, { once: true });
+      });
+      return 'unreachable';
+    },
+  });
+}
+
+/** Collects the process's unhandled rejections while a test runs; `stop` removes the listener. */
+export function watchUnhandledRejections(): { reasons: unknown[]; stop: () => Promise<unknown[]> } {
+  const reasons: unknown[] = [];
+  const listener = (reason: unknown): void => void reasons.push(reason);
+  process.on('unhandledRejection', listener);
+  return {
+    reasons,
+    stop: async () => {
+      // Node reports an unhandled rejection after the microtask queue drains; give it two turns.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      process.off('unhandledRejection', listener);
+      return reasons;
+    },
+  };
+}
+
+/**
+ * Time the test moves by hand: `now` for `EngineOptions.now`, `setTimer` for
+ * `EngineOptions.setTimer`. `advance` moves the clock and fires the timers that are due, in order.
+ */
+export function manualTime(start = 1_000) {
+  let time = start;
+  const timers: Array<{ at: number; ms: number; callback: () => void; canceled: boolean }> = [];
+  return {
+    now: (): number => time,
+    setTimer: (callback: () => void, ms: number): (() => void) => {
+      const timer = { at: time + ms, ms, callback, canceled: false };
+      timers.push(timer);
+      return () => void (timer.canceled = true);
+    },
+    advance(ms: number): void {
+      const until = time + ms;
+      for (;;) {
+        const due = timers
+          .filter((timer) => !timer.canceled && timer.at <= until)
+          .sort((a, b) => a.at - b.at)[0];
+        if (due === undefined) break;
+        time = due.at;
+        due.canceled = true;
+        due.callback();
+      }
+      time = until;
+    },
+    /** The delays of the timers that are armed and not canceled. */
+    armed(): number[] {
+      return timers.filter((timer) => !timer.canceled).map((timer) => timer.ms);
+    },
+  };
+}
+
+/** Lets pending promise callbacks (and one turn of the event loop) run. */
+export function settleMicrotasks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Follows `promise`: `state` says whether (and how) it settled yet; `done` resolves with it. */
+export function watch<T>(promise: Promise<T>): {
+  state: { settled: boolean; value?: T; error?: unknown };
+  done: Promise<T>;
+} {
+  const state: { settled: boolean; value?: T; error?: unknown } = { settled: false };
+  const done = promise.then(
+    (value) => {
+      Object.assign(state, { settled: true, value });
+      return value;
+    },
+    (error: unknown) => {
+      Object.assign(state, { settled: true, error });
+      throw error;
+    },
+  );
+  // Handled here too, so a test that only looks at `state` leaves no unhandled rejection.
+  done.catch(() => undefined);
+  return { state, done };
+}

@@ -56,7 +56,7 @@ describe('ConcurrencyLimiter', () => {
 describe('ActivityClock', () => {
   it('counts overlapping activity once', () => {
     let time = 0;
-    const clock = new ActivityClock(() => time);
+    const clock = new ActivityClock({ now: () => time });
     clock.begin(); // a starts at 0
     time = 10;
     clock.begin(); // b starts at 10
@@ -70,5 +70,42 @@ describe('ActivityClock', () => {
     time = 105;
     clock.end();
     expect(clock.elapsed()).toBe(55);
+  });
+});
+
+describe('ActivityClock with a budget', () => {
+  it('runs the injected timer only while an activity does, for what is left, and fires once', () => {
+    let time = 0;
+    const timers: Array<{ ms: number; fire: () => void; canceled: boolean }> = [];
+    const setTimer = (fire: () => void, ms: number) => {
+      const timer = { ms, fire, canceled: false };
+      timers.push(timer);
+      return () => void (timer.canceled = true);
+    };
+    let exhausted = 0;
+    const clock = new ActivityClock({
+      now: () => time,
+      setTimer,
+      budget: { limitMs: 100, onExhausted: () => void (exhausted += 1) },
+    });
+    clock.begin();
+    expect(timers.map((timer) => timer.ms)).toEqual([100]);
+    time = 30;
+    clock.end();
+    expect(timers[0]?.canceled).toBe(true);
+    time = 500; // idle: does not count
+    clock.begin();
+    expect(timers[1]?.ms).toBe(70);
+    expect(clock.exhausted).toBe(false);
+    time = 570;
+    timers[1]?.fire();
+    expect(exhausted).toBe(1);
+    expect(clock.exhausted).toBe(true);
+    clock.end();
+    // Exhausted once and for all: no new timer.
+    clock.begin();
+    expect(timers).toHaveLength(2);
+    clock.end();
+    expect(clock.elapsed()).toBe(100);
   });
 });

@@ -3,6 +3,7 @@ import {
   ClawError,
   abortReason,
   defineTool,
+  errnoCode,
   throwIfAborted,
   type ToolResult,
 } from '@claw/core';
@@ -15,7 +16,6 @@ import {
 } from '@claw/sandbox';
 import { z } from 'zod';
 import { CappedOutput } from './capped-output.js';
-import { errnoCode } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 /** Options of {@link createBashTool}. */

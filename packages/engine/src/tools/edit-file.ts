@@ -1,9 +1,9 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
+import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import { resolveWritableFile, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
-import { displayPath, errnoCode, fileSystemError, writeFileAtomic } from './files.js';
+import { displayPath, fileSystemError, writeFileAtomic } from './files.js';
 import { writeFailure } from './write-file.js';
 import type { BuiltinTool } from './builtin-tool.js';
 

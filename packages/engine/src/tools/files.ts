@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Stats } from 'node:fs';
 import { lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, relative, resolve } from 'node:path';
-import { ClawError, throwIfAborted } from '@claw/core';
+import { ClawError, errnoCode, throwIfAborted } from '@claw/core';
 import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sandbox';
 
 /**
@@ -12,16 +12,6 @@ import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sa
 export function displayPath(workDir: string, absolutePath: string): string {
   const shown = relative(resolve(workDir), absolutePath);
   return shown === '' ? '.' : shown;
-}
-
-/** The `code` of a Node.js system error, or `undefined`. */
-export function errnoCode(error: unknown): string | undefined {
-  // A ClawError's `code` is claw's own, not an errno.
-  if (error instanceof ClawError) return undefined;
-  if (error instanceof Error && 'code' in error && typeof error.code === 'string') {
-    return error.code;
-  }
-  return undefined;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
+import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import { locateWithinWorkspace, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
-import { displayPath, errnoCode, fileSystemError } from './files.js';
+import { displayPath, fileSystemError } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 /** Options of {@link createReadFileTool}. */

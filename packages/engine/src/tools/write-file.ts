@@ -1,9 +1,8 @@
-import { abortReason, defineTool, throwIfAborted, type ToolResult } from '@claw/core';
+import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import { resolveWritableFile } from '@claw/sandbox';
 import { z } from 'zod';
 import {
   displayPath,
-  errnoCode,
   fileSystemError,
   statIfExists,
   writeFileAtomic,

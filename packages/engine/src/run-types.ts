@@ -1,0 +1,44 @@
+import type {
+  AgentSession,
+  ApprovalGate,
+  ClawError,
+  CostTotals,
+  Reporter,
+  Usage,
+} from '@claw/core';
+import type { Context } from '@opentelemetry/api';
+
+export interface RunOptions {
+  session: AgentSession;
+  reporter?: Reporter;
+  /**
+   * Decides this run's tool calls (ENG-3), so that one engine can serve many sessions, each with
+   * its own gate (RT-2). Default: the engine's `gate`; with neither, the run fails at once
+   * (`approval_gate_missing`). Subagents the run spawns use the same gate.
+   */
+  gate?: ApprovalGate;
+  /** Aborting cancels the run: the model call and running tools stop at once (ENG-5). */
+  signal?: AbortSignal;
+  /** Parent of the run's root span (e.g. an "Eval" span); default: the active context. */
+  traceContext?: Context;
+}
+
+export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';
+
+export interface RunResult {
+  status: RunStatus;
+  /** The text of the last assistant reply of this run ('' if there was none). */
+  finalText: string;
+  /** Why the run did not complete (`failed`, `max_turns`); a budget is a `BudgetExceededError`. */
+  error?: ClawError;
+  /** Model calls made (by this run itself, not its subagents). */
+  turns: number;
+  /** Tokens this run used, its subagents included. */
+  usage: Usage;
+  /** Cost of this run, its subagents included. */
+  cost: CostTotals;
+  /** Wall time of tool execution, parallel calls counted once (ms). */
+  toolWallMs: number;
+  /** Subagents this run spawned. */
+  subagents: number;
+}

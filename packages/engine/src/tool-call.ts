@@ -1,0 +1,316 @@
+import {
+  ClawError,
+  errorMessage,
+  type AgentSession,
+  type ApprovalGate,
+  type Tool,
+  type ToolCall,
+  type ToolMessage,
+  type ToolResult,
+} from '@claw/core';
+import { SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { ActivityClock } from './limiter.js';
+import { canceledObservation, errorObservation, recoveryHints } from './observations.js';
+import type { ToolRegistry } from './registry.js';
+import { ReporterError } from './safe-reporter.js';
+import { attributes, spanNames } from './telemetry.js';
+
+/** What running one call needs from its wave. */
+export interface ToolCallOptions {
+  registry: ToolRegistry;
+  gate: ApprovalGate;
+  sessionId: string;
+  workDir: string;
+  /** The session's tool journal (SES-8), when it keeps one. */
+  journal?: Pick<AgentSession, 'toolStarted' | 'toolFinished'>;
+  /** Times `execute` only (not approval, not the journal), counting parallel calls once. */
+  toolClock: ActivityClock;
+  tracer: Tracer;
+  parentContext: Context;
+}
+
+export interface CallOutcome {
+  /** The call's Observation: its result, an error with a recovery hint, or "tool call canceled". */
+  observation: ToolMessage;
+  tool: Tool | undefined;
+  /**
+   * Set when the wave must stop: the session's journal failed, the tool's argument check threw,
+   * or the run's reporter failed inside the tool (a subagent reports through it).
+   */
+  failure?: ClawError;
+}
+
+type Outcome = 'ok' | 'error' | 'denied' | 'canceled';
+
+/**
+ * Runs one tool call: arguments checked, the approval gate asked, the intent journaled, then
+ * `execute` (ENG-3, ENG-4, SES-8). Never rejects: whatever happens is in the outcome.
+ */
+export async function executeCall(
+  call: ToolCall,
+  signal: AbortSignal,
+  options: ToolCallOptions,
+): Promise<CallOutcome> {
+  const span = options.tracer.startSpan(
+    spanNames.tool,
+    {
+      attributes: {
+        [attributes.genAiOperation]: 'execute_tool',
+        [attributes.genAiToolName]: call.name,
+        [attributes.genAiToolCallId]: call.id,
+      },
+    },
+    options.parentContext,
+  );
+  const tool = options.registry.get(call.name);
+  let result: StepResult;
+  try {
+    result = tool === undefined
+      ? {
+          observation: errorObservation(
+            call.id,
+            `unknown tool "${call.name}"`,
+            recoveryHints.unknownTool(options.registry.names()),
+          ),
+          outcome: 'error',
+        }
+      : await checkAndRun(call, tool, signal, options, span);
+  } catch (error) {
+    // Nothing above is meant to throw; if something does, the wave stops instead of losing it.
+    result = {
+      observation: canceledObservation(call.id),
+      outcome: 'canceled',
+      failure: new ClawError(`the tool call ${call.id} (${call.name}) failed in claw: ${errorMessage(error)}`, {
+        code: 'tool_wave_failed',
+        cause: error,
+      }),
+    };
+  }
+  span.setAttribute(attributes.toolOutcome, result.outcome);
+  if (result.outcome === 'error' || result.failure !== undefined) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+  return {
+    observation: result.observation,
+    tool,
+    ...(result.failure === undefined ? {} : { failure: result.failure }),
+  };
+}
+
+interface StepResult {
+  observation: ToolMessage;
+  outcome: Outcome;
+  failure?: ClawError;
+}
+
+async function checkAndRun(
+  call: ToolCall,
+  tool: Tool,
+  signal: AbortSignal,
+  options: ToolCallOptions,
+  span: Span,
+): Promise<StepResult> {
+  const parsed = parseArguments(call, tool);
+  if (!parsed.ok) {
+    return { observation: parsed.observation, outcome: 'error', ...withFailure(parsed.failure) };
+  }
+
+  let decision;
+  try {
+    decision = await options.gate.check(
+      {
+        sessionId: options.sessionId,
+        workDir: options.workDir,
+        toolCall: call,
+        risk: tool.risk,
+        arguments: parsed.value,
+      },
+      { signal },
+    );
+  } catch (error) {
+    if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
+    return {
+      observation: errorObservation(
+        call.id,
+        `permission could not be obtained: ${errorMessage(error)}`,
+        recoveryHints.denied,
+      ),
+      outcome: 'denied',
+    };
+  }
+  if (!decision.allowed) {
+    return {
+      observation: errorObservation(
+        call.id,
+        `permission denied: ${decision.reason}`,
+        recoveryHints.denied,
+      ),
+      outcome: 'denied',
+    };
+  }
+  if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
+  return runJournaled(call, tool, parsed.value, signal, options, span);
+}
+
+/**
+ * The intent is on record before the tool can have any effect (SES-8): if it cannot be recorded,
+ * the tool does not run, and the wave stops (the session can no longer tell what ran). After the
+ * tool, its end is recorded; a failure there keeps the tool's result and stops the wave too.
+ */
+async function runJournaled(
+  call: ToolCall,
+  tool: Tool,
+  args: unknown,
+  signal: AbortSignal,
+  options: ToolCallOptions,
+  span: Span,
+): Promise<StepResult> {
+  const { journal } = options;
+  let result: StepResult;
+  try {
+    await journal?.toolStarted?.(call);
+  } catch (error) {
+    result = {
+      observation: errorObservation(
+        call.id,
+        `${call.name} failed: ${errorMessage(error)} (claw could not record that the call was ` +
+        'starting, so the tool did not run)',
+        recoveryHints.journalFailed,
+      ),
+      outcome: 'error',
+      failure: journalError('start', call, error),
+    };
+    // Best effort: the session closes the intent it may hold in memory; the start error counts.
+    await journal?.toolFinished?.(call.id).catch(() => undefined);
+    return result;
+  }
+  // The wave may have been stopped while the intent was being written: do not start then.
+  result = signal.aborted
+    ? { observation: canceledObservation(call.id), outcome: 'canceled' }
+    : await runTool(call, tool, args, signal, options, span);
+  try {
+    await journal?.toolFinished?.(call.id);
+  } catch (error) {
+    return { ...result, failure: result.failure ?? journalError('end', call, error) };
+  }
+  return result;
+}
+
+async function runTool(
+  call: ToolCall,
+  tool: Tool,
+  args: unknown,
+  signal: AbortSignal,
+  options: ToolCallOptions,
+  span: Span,
+): Promise<StepResult> {
+  options.toolClock.begin();
+  try {
+    const result = normalizeResult(
+      await tool.execute(args, { signal, workDir: options.workDir }),
+    );
+    const observation: ToolMessage = {
+      role: 'tool',
+      toolCallId: call.id,
+      content: result.content,
+      ...(result.isError === true ? { isError: true } : {}),
+    };
+    return { observation, outcome: result.isError === true ? 'error' : 'ok' };
+  } catch (error) {
+    if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
+    // The run's reporter failed inside the tool (a subagent reports through it): stop (ENG-7).
+    if (error instanceof ReporterError) {
+      return { observation: canceledObservation(call.id), outcome: 'canceled', failure: error };
+    }
+    span.recordException(error instanceof Error ? error : new Error(errorMessage(error)));
+    return {
+      observation: errorObservation(
+        call.id,
+        `${call.name} failed: ${errorMessage(error)}`,
+        recoveryHints.toolFailed,
+      ),
+      outcome: 'error',
+    };
+  } finally {
+    options.toolClock.end();
+  }
+}
+
+function journalError(stage: 'start' | 'end', call: ToolCall, cause: unknown): ClawError {
+  return new ClawError(
+    `the session could not record the ${stage} of tool call ${call.id} (${call.name}): ` +
+    `${errorMessage(cause)}; the run was stopped. Check that the session's storage is ` +
+    'writable (disk space, permissions), then run again',
+    { code: 'tool_journal_failed', cause },
+  );
+}
+
+function withFailure(failure: ClawError | undefined): { failure?: ClawError } {
+  return failure === undefined ? {} : { failure };
+}
+
+type ParsedArguments =
+  | { ok: true; value: unknown }
+  | { ok: false; observation: ToolMessage; failure?: ClawError };
+
+function parseArguments(call: ToolCall, tool: Tool): ParsedArguments {
+  let value: unknown;
+  try {
+    // Some models send an empty string for a call without arguments.
+    value = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch (error) {
+    return {
+      ok: false,
+      observation: errorObservation(
+        call.id,
+        `the arguments of ${call.name} are not valid JSON (${errorMessage(error)})`,
+        recoveryHints.invalidJson,
+      ),
+    };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      observation: errorObservation(
+        call.id,
+        `the arguments of ${call.name} must be a JSON object`,
+        recoveryHints.invalidJson,
+      ),
+    };
+  }
+  if (tool.parseArguments === undefined) return { ok: true, value };
+  let checked;
+  try {
+    checked = tool.parseArguments(value);
+  } catch (error) {
+    // A check that throws instead of answering is a defect of the tool, not of the model's call.
+    return {
+      ok: false,
+      observation: errorObservation(
+        call.id,
+        `the arguments of ${call.name} could not be checked: ${errorMessage(error)}`,
+        recoveryHints.toolBroken,
+      ),
+      failure: new ClawError(
+        `the argument check of tool "${call.name}" threw instead of answering ` +
+        `(${errorMessage(error)}); the run was stopped. Fix the tool's parseArguments, or ` +
+        'leave the tool out',
+        { code: 'tool_arguments_check_failed', cause: error },
+      ),
+    };
+  }
+  if (checked.success) return { ok: true, value: checked.data };
+  return {
+    ok: false,
+    observation: errorObservation(
+      call.id,
+      `invalid arguments for ${call.name}: ${checked.error}`,
+      recoveryHints.invalidArguments,
+    ),
+  };
+}
+
+function normalizeResult(result: ToolResult | string): ToolResult {
+  return typeof result === 'string' ? { content: result } : result;
+}
