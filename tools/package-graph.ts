@@ -44,11 +44,12 @@ export const defaultLayers: Readonly<Record<string, number>> = {
   '@claw/mcp': 3,
   '@claw/a2a': 3,
   '@claw/runtime': 4,
-  '@claw/cli': 5,
-  '@claw/server': 5,
-  '@claw/web': 5,
-  '@claw/eval': 5,
-  '@claw/bench': 5,
+  '@claw/channel': 5,
+  '@claw/cli': 6,
+  '@claw/server': 6,
+  '@claw/web': 6,
+  '@claw/eval': 6,
+  '@claw/bench': 6,
 };
 
 const dependencyFields = [

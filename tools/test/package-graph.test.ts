@@ -38,7 +38,7 @@ describe('the real workspace', () => {
     const packages = await readWorkspacePackages(root);
     expect(packages.map((pkg) => pkg.name).sort()).toEqual(
       [
-        '@claw/a2a', '@claw/approval', '@claw/bench', '@claw/cli', '@claw/core', '@claw/engine', '@claw/eval',
+        '@claw/a2a', '@claw/approval', '@claw/bench', '@claw/channel', '@claw/cli', '@claw/core', '@claw/engine', '@claw/eval',
         '@claw/mcp', '@claw/provider', '@claw/runtime', '@claw/sandbox', '@claw/server',
         '@claw/session-store', '@claw/testing', '@claw/web',
       ].sort(),
@@ -55,6 +55,10 @@ describe('the real workspace', () => {
     // The checker really saw the edges (a reader that found none would pass vacuously).
     expect(packages.find((pkg) => pkg.name === '@claw/provider')?.sourceImports).toContain(
       '@claw/core',
+    );
+    // The channel sits on the runtime and under the apps (DESIGN.md's graph).
+    expect(packages.find((pkg) => pkg.name === '@claw/channel')?.sourceImports).toContain(
+      '@claw/runtime',
     );
   });
 });

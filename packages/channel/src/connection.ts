@@ -1,0 +1,628 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  ApprovalNotPendingError,
+  type ApprovalHandler,
+  type ApprovalMode,
+} from '@claw/approval';
+import {
+  ClawError,
+  SerialQueue,
+  errorMessage,
+  type SessionRunState,
+} from '@claw/core';
+import {
+  CursorExpiredError,
+  SessionBusyError,
+  SubscriberLaggedError,
+  type CreateRuntimeOptions,
+  type Runtime,
+} from '@claw/runtime';
+import { isValidSessionId } from '@claw/session-store';
+import { ChannelError } from './errors.js';
+import {
+  OutboundQueue,
+  type ChannelWriter,
+  type CloseReason,
+  type OutboundLimits,
+} from './outbound-queue.js';
+import {
+  parseClientMessage,
+  protocolVersion,
+  toWireMessage,
+  type ClientMessage,
+  type ClientMessageOf,
+  type ServerEvent,
+} from './protocol.js';
+import { allowedWorkDir } from './workspaces.js';
+
+/** Where a connection gets its runtimes; `RuntimeFactory` fits. */
+export interface RuntimeSource {
+  createRuntime(options: CreateRuntimeOptions): Promise<Runtime>;
+}
+
+/** One session as `welcome` lists it. */
+export interface WelcomeSession {
+  session_id: string;
+  state: SessionRunState;
+  last_seq: number;
+  updated_at: string;
+}
+
+export type ChannelRole = 'controller' | 'observer';
+
+export interface ChannelConnectionOptions {
+  runtimes: RuntimeSource;
+  writer: ChannelWriter;
+  /** This connection's name: who answered an approval (`by`), part of its runtimes' ids. */
+  name: string;
+  /** The workspace roots sessions may use (SEC-7); the first is the default. */
+  workspaces: readonly string[];
+  /** When set, `hello` with this token must come first (CH-8); unset for in-process use. */
+  token?: string;
+  /** Closes the connection when no `hello` came within this time (CH-8). Default: no limit. */
+  helloTimeoutMs?: number;
+  /** The sessions `welcome` lists. */
+  sessions?: () => Promise<WelcomeSession[]>;
+  /** What `welcome` says the server is. */
+  server?: { name: string; version: string };
+  /** Ids for sessions a client opens without naming one. Default: `<name>-session-N`. */
+  newSessionId?: () => string;
+  /** Answers approvals in-process too (a terminal, an unattended denial); optional. */
+  approvalHandler?: ApprovalHandler;
+  /** The approval mode of tasks started here (default: the runtime settings'). */
+  approval?: ApprovalMode;
+  /** Largest client message in bytes (default 1 MiB, SEC-6). */
+  maxMessageBytes?: number;
+  /** Most sessions open at once on this connection (default 64, SEC-6). */
+  maxSessions?: number;
+  /** The outbound queue's bound (CH-5). */
+  outbound?: OutboundLimits;
+  /**
+   * Cancel the tasks of its sessions when the connection closes. Default false: a task outlives
+   * its client (CH-10). True for a transport nobody can reconnect to (a one-shot stdio stream).
+   */
+  endTasksOnClose?: boolean;
+}
+
+interface OpenSession {
+  id: string;
+  runtime: Runtime;
+  role: ChannelRole;
+  /** Aborts the current subscription (re-open, close). */
+  follow: AbortController;
+}
+
+/** What `open` did. */
+export type OpenResult =
+  | { ok: true; sessionId: string; lastSeq: number }
+  | { ok: false; error: ChannelError };
+
+/** How `open` is asked for, programmatically (a transport in the same process). */
+export interface OpenOptions {
+  sessionId?: string;
+  /** `number`: replay after it; `'latest'`: only new events, no history; default: history. */
+  after?: number | 'latest';
+  role?: ChannelRole;
+  workdir?: string;
+}
+
+/**
+ * One client connection of the channel protocol (CH-1 to CH-5, CH-8 to CH-11), without a
+ * socket: the transport hands it each message (`handleLine`) and gives it a writer. It opens
+ * sessions (replaying exactly what a client with a cursor missed, or sending the history), starts
+ * tasks in the background, and handles interrupts, approval answers, pings and closes while they
+ * run. Approval requests reach every controller of a session through its events; the first
+ * answer wins (`approval_resolved` to all), a later or an observer's gets `approval_not_pending`.
+ * Output goes through one bounded queue (CH-5). Closing the connection detaches it from its
+ * sessions; their tasks keep running (CH-10).
+ */
+export class ChannelConnection {
+  readonly name: string;
+  private readonly options: ChannelConnectionOptions;
+  private readonly out: OutboundQueue;
+  private readonly sessions = new Map<string, OpenSession>();
+  private readonly opening = new Set<string>();
+  private readonly messages = new SerialQueue();
+  private authenticated: boolean;
+  private helloTimer: ReturnType<typeof setTimeout> | undefined;
+  private counter = 0;
+  private closing: Promise<void> | undefined;
+  private readonly closedWith: Promise<CloseReason>;
+  private resolveClosed!: (reason: CloseReason) => void;
+
+  constructor(options: ChannelConnectionOptions) {
+    this.options = options;
+    this.name = options.name;
+    this.authenticated = options.token === undefined;
+    this.closedWith = new Promise((resolve) => {
+      this.resolveClosed = resolve;
+    });
+    const writer = options.writer;
+    this.out = new OutboundQueue(
+      {
+        write: (json, event) => writer.write(json, event),
+        close: (reason) => {
+          writer.close(reason);
+          void this.close(reason);
+        },
+      },
+      options.outbound,
+    );
+    if (!this.authenticated && options.helloTimeoutMs !== undefined) {
+      this.helloTimer = setTimeout(() => {
+        this.send({
+          type: 'error',
+          code: 'unauthorized',
+          message: `no hello within ${options.helloTimeoutMs} ms: send {"type":"hello","token":…,"protocol":1} first`,
+        });
+        void this.finish({ code: 'unauthorized', message: 'no hello in time' });
+      }, options.helloTimeoutMs);
+    }
+  }
+
+  /** Resolves with the reason once the connection is closed. */
+  get closed(): Promise<CloseReason> {
+    return this.closedWith;
+  }
+
+  /** The ids of the sessions open on this connection. */
+  openSessions(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /**
+   * One message as the client sent it (a JSON line or a WebSocket text message). Messages are
+   * handled in the order they came; this never rejects: problems become `error` events.
+   */
+  handleLine(line: string): Promise<void> {
+    const parsed = parseClientMessage(line, {
+      ...(this.options.maxMessageBytes === undefined
+        ? {}
+        : { maxBytes: this.options.maxMessageBytes }),
+    });
+    if (!parsed.ok) {
+      if (!this.authenticated) return this.refuse('send hello with the token first');
+      this.send({ type: 'error', code: parsed.code, message: parsed.message });
+      return Promise.resolve();
+    }
+    return this.handle(parsed.message);
+  }
+
+  /** One parsed message (see `handleLine`). */
+  handle(message: ClientMessage): Promise<void> {
+    return this.messages.run(async () => {
+      if (this.closing !== undefined) return;
+      try {
+        await this.dispatch(message);
+      } catch (error) {
+        this.sendError(error);
+      }
+    });
+  }
+
+  /**
+   * Opens a session for an in-process client, as an `open` message would, and says how it went
+   * (the same `session_opened`, history and events are sent).
+   */
+  open(options: OpenOptions = {}): Promise<OpenResult> {
+    return this.messages.run(async () => {
+      try {
+        const opened = await this.openSession(options);
+        return { ok: true, sessionId: opened.id, lastSeq: opened.lastSeq };
+      } catch (error) {
+        const channelError = toChannelError(error);
+        this.sendError(channelError);
+        return { ok: false, error: channelError };
+      }
+    });
+  }
+
+  /**
+   * Starts a task, as a `prompt` message would, and returns its id.
+   *
+   * @throws ChannelError (also sent as an `error` event).
+   */
+  prompt(content: string, sessionId?: string): Promise<string> {
+    return this.messages.run(async () => {
+      try {
+        return await this.startTask(sessionId, content);
+      } catch (error) {
+        const channelError = toChannelError(error);
+        this.sendError(channelError);
+        throw channelError;
+      }
+    });
+  }
+
+  /** Cancels a session's task, as an `interrupt` would (for an in-process Ctrl-C). */
+  interrupt(reason: string, sessionId?: string): void {
+    const session = this.sessionFor(sessionId);
+    session.runtime.cancel(new Error(reason));
+  }
+
+  /** Sends an event that is not a session's (e.g. `server_stopping`). */
+  send(event: ServerEvent): void {
+    this.out.push(event);
+  }
+
+  /** Resolves once everything sent so far was written. */
+  flush(): Promise<void> {
+    return this.out.drain();
+  }
+
+  /**
+   * Detaches from every session (their tasks keep running, CH-10) and ends the connection.
+   * Idempotent.
+   */
+  close(reason: CloseReason = { code: 'closed', message: 'the connection was closed' }): Promise<void> {
+    this.closing ??= (async () => {
+      clearTimeout(this.helloTimer);
+      const open = [...this.sessions.values()];
+      this.sessions.clear();
+      const end = this.options.endTasksOnClose === true;
+      await Promise.allSettled(open.map((session) => this.detach(session, end)));
+      this.resolveClosed(reason);
+    })();
+    return this.closing;
+  }
+
+  private async dispatch(message: ClientMessage): Promise<void> {
+    if (!this.authenticated) {
+      if (message.type !== 'hello') {
+        await this.refuse('send hello with the token first');
+        return;
+      }
+      await this.hello(message);
+      return;
+    }
+    switch (message.type) {
+      case 'hello':
+        throw new ChannelError('hello was already accepted on this connection', {
+          code: 'hello_repeated',
+        });
+      case 'open':
+        await this.openSession({
+          ...(message.session_id === undefined ? {} : { sessionId: message.session_id }),
+          ...(message.after === undefined ? {} : { after: message.after }),
+          ...(message.role === undefined ? {} : { role: message.role }),
+          ...(message.workdir === undefined ? {} : { workdir: message.workdir }),
+        });
+        return;
+      case 'prompt':
+        await this.startTask(message.session_id, message.content);
+        return;
+      case 'interrupt': {
+        const session = this.controllerFor(message.session_id);
+        if (session.runtime.activeTask === undefined) {
+          throw new ChannelError(`session ${JSON.stringify(session.id)} has no running task`, {
+            code: 'not_running',
+            sessionId: session.id,
+          });
+        }
+        session.runtime.cancel(new Error(`interrupted by ${this.name}`));
+        return;
+      }
+      case 'approval_response':
+        this.answer(message);
+        return;
+      case 'close':
+        await this.closeSession(message);
+        return;
+      case 'ping':
+        this.send({ type: 'pong' });
+        return;
+    }
+  }
+
+  private async hello(message: ClientMessageOf<'hello'>): Promise<void> {
+    if (!sameToken(message.token, this.options.token ?? '')) {
+      await this.refuse('the token is wrong');
+      return;
+    }
+    if (message.protocol !== protocolVersion) {
+      this.send({
+        type: 'error',
+        code: 'unsupported_protocol',
+        message: `protocol ${message.protocol} is not supported; this server speaks ${protocolVersion}`,
+      });
+      await this.finish({ code: 'unsupported_protocol', message: 'unsupported protocol' });
+      return;
+    }
+    clearTimeout(this.helloTimer);
+    this.authenticated = true;
+    this.send({
+      type: 'welcome',
+      protocol: protocolVersion,
+      server: this.options.server ?? { name: 'claw', version: '0.0.0' },
+      sessions: (await this.options.sessions?.()) ?? [],
+    });
+  }
+
+  private async openSession(options: OpenOptions): Promise<{ id: string; lastSeq: number }> {
+    const id = options.sessionId ?? this.nextSessionId();
+    if (!isValidSessionId(id)) {
+      throw new ChannelError(
+        `invalid session id ${JSON.stringify(id)}: use up to 128 letters, digits, "-", "_" or "."`,
+        { code: 'invalid_session_id', sessionId: id },
+      );
+    }
+    const role = options.role ?? 'controller';
+    let session = this.sessions.get(id);
+    if (session === undefined) {
+      if (this.sessions.size + this.opening.size >= (this.options.maxSessions ?? 64)) {
+        throw new ChannelError(
+          `this connection has ${this.sessions.size} sessions open, the most it may; close one first`,
+          { code: 'too_many_sessions', sessionId: id },
+        );
+      }
+      const workDir = allowedWorkDir(this.options.workspaces, options.workdir);
+      this.opening.add(id);
+      let runtime: Runtime;
+      try {
+        runtime = await this.options.runtimes.createRuntime({
+          id: `${this.name}:${id}`,
+          sessionId: id,
+          workDir,
+          ...(this.options.approvalHandler === undefined
+            ? {}
+            : { approvalHandler: this.options.approvalHandler }),
+          ...(this.options.approval === undefined ? {} : { approval: this.options.approval }),
+        });
+      } catch (error) {
+        throw toChannelError(error, id);
+      } finally {
+        this.opening.delete(id);
+      }
+      if (this.closing !== undefined) {
+        await runtime.close({ cancel: false });
+        throw new ChannelError('the connection is closed', { code: 'closed', sessionId: id });
+      }
+      session = { id, runtime, role, follow: new AbortController() };
+      this.sessions.set(id, session);
+    } else {
+      // Opened again (a resync): the old subscription ends, the new cursor counts.
+      session.follow.abort();
+      session = { ...session, role, follow: new AbortController() };
+      this.sessions.set(id, session);
+    }
+    const view = session.runtime.snapshot();
+    let after: number;
+    if (options.after === undefined || options.after === 'latest') {
+      after = view.seq;
+    } else {
+      after = options.after;
+      // A cursor that cannot be served is refused before anything else is sent.
+      const problem = this.cursorProblem(session, after);
+      if (problem !== undefined) {
+        this.sessions.delete(id);
+        await this.detach(session, false);
+        throw problem;
+      }
+    }
+    this.send({
+      type: 'session_opened',
+      session_id: id,
+      state: view.state,
+      last_seq: view.seq,
+      pending_approvals: view.pendingApprovals,
+      role,
+      workdir: session.runtime.workDir,
+    });
+    if (options.after === undefined) {
+      this.send({
+        type: 'history',
+        session_id: id,
+        seq: view.seq,
+        messages: view.history.map(toWireMessage),
+      });
+    }
+    void this.follow(session, after);
+    return { id, lastSeq: view.seq };
+  }
+
+  /** Why the session's log cannot replay after `after`; undefined when it can. */
+  private cursorProblem(session: OpenSession, after: number): ChannelError | undefined {
+    try {
+      // The check is made when `events` is called; an iterator never iterated holds nothing.
+      void session.runtime.events({ after });
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof CursorExpiredError)) throw error;
+      return new ChannelError(error.message, {
+        code: 'cursor_expired',
+        sessionId: session.id,
+        oldestSeq: error.oldestSeq,
+      });
+    }
+  }
+
+  /** Forwards the session's events from `after` on to the client, until it closes. */
+  private async follow(session: OpenSession, after: number): Promise<void> {
+    const { signal } = session.follow;
+    let cursor = after;
+    for (;;) {
+      try {
+        for await (const event of session.runtime.events({ after: cursor, signal })) {
+          cursor = event.seq;
+          this.send(event);
+        }
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        // Behind the log's bound: catch up from where we were, the outbound queue is the limit.
+        if (error instanceof SubscriberLaggedError) {
+          cursor = error.lastSeq;
+          continue;
+        }
+        this.sendError(
+          error instanceof CursorExpiredError
+            ? new ChannelError(error.message, {
+                code: 'cursor_expired',
+                sessionId: session.id,
+                oldestSeq: error.oldestSeq,
+              })
+            : toChannelError(error, session.id),
+        );
+        return;
+      }
+    }
+  }
+
+  private async startTask(sessionId: string | undefined, content: string): Promise<string> {
+    // A prompt on a connection with no session opens one (the seed's flow).
+    if (sessionId === undefined && this.sessions.size === 0) {
+      await this.openSession({});
+    } else if (sessionId !== undefined && !this.sessions.has(sessionId)) {
+      throw notOpen(sessionId);
+    }
+    const session = this.controllerFor(sessionId);
+    try {
+      return session.runtime.start(content).id;
+    } catch (error) {
+      if (error instanceof SessionBusyError) {
+        throw new ChannelError(
+          `session ${JSON.stringify(session.id)} is already running a task (${error.taskId}); ` +
+          'wait for it to end, or interrupt it',
+          { code: 'session_busy', sessionId: session.id, cause: error },
+        );
+      }
+      throw toChannelError(error, session.id);
+    }
+  }
+
+  private answer(message: ClientMessageOf<'approval_response'>): void {
+    const session = this.sessionFor(message.session_id);
+    const notPending = (why: string): ChannelError =>
+      new ChannelError(why, {
+        code: 'approval_not_pending',
+        sessionId: session.id,
+        requestId: message.request_id,
+      });
+    if (session.role !== 'controller') {
+      throw notPending(
+        `this connection watches session ${JSON.stringify(session.id)} as an observer and ` +
+        'cannot answer its approvals; open it as a controller to answer',
+      );
+    }
+    try {
+      session.runtime.respond(message.request_id, message.decision, this.name);
+    } catch (error) {
+      if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
+      throw error;
+    }
+  }
+
+  private async closeSession(message: ClientMessageOf<'close'>): Promise<void> {
+    const session = this.sessionFor(message.session_id);
+    if (message.end === true && session.role !== 'controller') {
+      throw new ChannelError('an observer cannot end a session\'s task', {
+        code: 'not_controller',
+        sessionId: session.id,
+      });
+    }
+    this.sessions.delete(session.id);
+    await this.detach(session, message.end === true);
+    this.send({ type: 'session_closed', session_id: session.id, ended: message.end === true });
+  }
+
+  /** Leaves a session: the subscription ends; `end` also cancels its task (CH-11). */
+  private async detach(session: OpenSession, end: boolean): Promise<void> {
+    session.follow.abort();
+    if (end && session.role === 'controller') {
+      session.runtime.cancel(new Error(`ended by ${this.name}`));
+    }
+    await session.runtime.close({ cancel: false });
+  }
+
+  private sessionFor(sessionId: string | undefined): OpenSession {
+    if (sessionId !== undefined) {
+      const session = this.sessions.get(sessionId);
+      if (session === undefined) throw notOpen(sessionId);
+      return session;
+    }
+    const [only, ...others] = this.sessions.values();
+    if (only === undefined) {
+      throw new ChannelError('no session is open on this connection: send open first', {
+        code: 'no_session',
+      });
+    }
+    if (others.length > 0) {
+      throw new ChannelError(
+        `this connection has ${this.sessions.size} sessions open: say which with session_id`,
+        { code: 'session_required' },
+      );
+    }
+    return only;
+  }
+
+  private controllerFor(sessionId: string | undefined): OpenSession {
+    const session = this.sessionFor(sessionId);
+    if (session.role !== 'controller') {
+      throw new ChannelError(
+        `this connection watches session ${JSON.stringify(session.id)} as an observer; open ` +
+        'it as a controller to prompt or interrupt',
+        { code: 'not_controller', sessionId: session.id },
+      );
+    }
+    return session;
+  }
+
+  private nextSessionId(): string {
+    if (this.options.newSessionId !== undefined) return this.options.newSessionId();
+    this.counter += 1;
+    return `${this.name}-session-${this.counter}`;
+  }
+
+  private sendError(error: unknown): void {
+    const channelError = toChannelError(error);
+    this.send({
+      type: 'error',
+      code: channelError.code,
+      message: channelError.message,
+      ...(channelError.sessionId === undefined ? {} : { session_id: channelError.sessionId }),
+      ...(channelError.requestId === undefined ? {} : { request_id: channelError.requestId }),
+      ...(channelError.oldestSeq === undefined ? {} : { oldest_seq: channelError.oldestSeq }),
+    });
+  }
+
+  private async refuse(why: string): Promise<void> {
+    this.send({ type: 'error', code: 'unauthorized', message: `unauthorized: ${why}` });
+    await this.finish({ code: 'unauthorized', message: why });
+  }
+
+  /** Sends what is queued, then closes through the writer. */
+  private async finish(reason: CloseReason): Promise<void> {
+    await this.out.drain();
+    this.out.close(reason);
+    await this.close(reason);
+  }
+}
+
+function notOpen(sessionId: string): ChannelError {
+  return new ChannelError(
+    `session ${JSON.stringify(sessionId)} is not open on this connection: send open first`,
+    { code: 'session_not_open', sessionId },
+  );
+}
+
+function toChannelError(error: unknown, sessionId?: string): ChannelError {
+  if (error instanceof ChannelError) return error;
+  if (error instanceof ClawError) {
+    return new ChannelError(error.message, {
+      code: error.code,
+      ...(sessionId === undefined ? {} : { sessionId }),
+      cause: error,
+    });
+  }
+  return new ChannelError(`internal error: ${errorMessage(error)}`, {
+    code: 'internal_error',
+    ...(sessionId === undefined ? {} : { sessionId }),
+    cause: error,
+  });
+}
+
+/** Compares tokens in constant time (SEC-2): equal-length digests, whatever the inputs. */
+function sameToken(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+  return timingSafeEqual(digest(given), digest(expected)) && expected !== '';
+}

@@ -1,0 +1,27 @@
+import { ClawError } from '@claw/core';
+
+/**
+ * A client message that could not be carried out; it becomes an `error` event with this `code`
+ * and the connection stays usable (CH-1).
+ */
+export class ChannelError extends ClawError {
+  readonly sessionId: string | undefined;
+  readonly requestId: string | undefined;
+  readonly oldestSeq: number | undefined;
+
+  constructor(
+    message: string,
+    options: {
+      code: string;
+      sessionId?: string;
+      requestId?: string;
+      oldestSeq?: number;
+      cause?: unknown;
+    },
+  ) {
+    super(message, { code: options.code, cause: options.cause });
+    this.sessionId = options.sessionId;
+    this.requestId = options.requestId;
+    this.oldestSeq = options.oldestSeq;
+  }
+}

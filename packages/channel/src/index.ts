@@ -1,0 +1,46 @@
+export {
+  approvalRequestSchema,
+  clientMessageSchema,
+  connectionEventSchema,
+  defaultMaxMessageBytes,
+  parseClientMessage,
+  protocolVersion,
+  serverEventSchema,
+  sessionEventSchema,
+  toWireMessage,
+  wireMessageSchema,
+  type ClientMessage,
+  type ClientMessageOf,
+  type ClientMessageType,
+  type ConnectionEvent,
+  type ParseProblem,
+  type ParsedClientMessage,
+  type ServerEvent,
+  type ServerEventOf,
+  type ServerEventType,
+  type WireMessage,
+} from './protocol.js';
+export { ChannelError } from './errors.js';
+export {
+  OutboundQueue,
+  defaultOutboundLimits,
+  type ChannelWriter,
+  type CloseReason,
+  type OutboundLimits,
+} from './outbound-queue.js';
+export {
+  ChannelConnection,
+  type ChannelConnectionOptions,
+  type ChannelRole,
+  type OpenOptions,
+  type OpenResult,
+  type RuntimeSource,
+  type WelcomeSession,
+} from './connection.js';
+export { allowedWorkDir } from './workspaces.js';
+export {
+  streamTask,
+  type StreamTaskOptions,
+  type StreamTaskResult,
+  type TaskEndEvent,
+} from './stdio.js';

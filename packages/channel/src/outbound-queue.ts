@@ -1,0 +1,159 @@
+import type { ServerEvent } from './protocol.js';
+
+/** Limits of one connection's outbound queue (CH-5). */
+export interface OutboundLimits {
+  /** Default 1,024 events. */
+  maxEvents?: number;
+  /** Default 4 MiB (of JSON text). */
+  maxBytes?: number;
+}
+
+export const defaultOutboundLimits = { maxEvents: 1024, maxBytes: 4 * 1024 * 1024 } as const;
+
+/** Why a connection was closed by the channel (the transport says it its own way). */
+export interface CloseReason {
+  /** `client_too_slow`, `unauthorized`, `write_failed`, `closed`… */
+  code: string;
+  message: string;
+}
+
+/** Where a connection's output goes: one writer per connection serialises it (CH-3). */
+export interface ChannelWriter {
+  /** Writes one event, encoded as JSON (no newline); resolves once the transport took it. */
+  write(json: string, event: ServerEvent): Promise<void> | void;
+  /** Ends the connection, saying why (WebSocket close code, an `error` line on TCP…). */
+  close(reason: CloseReason): void;
+}
+
+interface Queued {
+  event: ServerEvent;
+  json: string;
+}
+
+/**
+ * The bounded outbound queue of one connection (CH-3, CH-5): events are queued at once (the run
+ * and the event log never wait for a connection) and written one at a time, in order. When the
+ * queue is full, consecutive text deltas of one task are first merged into one (content joined,
+ * the last one's seq: a client's cursor stays right); if it is still full, the connection is
+ * closed with `client_too_slow`. The client reconnects with its cursor and catches up from the
+ * log.
+ */
+export class OutboundQueue {
+  private readonly writer: ChannelWriter;
+  private readonly maxEvents: number;
+  private readonly maxBytes: number;
+  private readonly queue: Queued[] = [];
+  private bytes = 0;
+  private writing = false;
+  private closedReason: CloseReason | undefined;
+  private readonly drained: Array<() => void> = [];
+
+  constructor(writer: ChannelWriter, limits: OutboundLimits = {}) {
+    this.writer = writer;
+    this.maxEvents = limits.maxEvents ?? defaultOutboundLimits.maxEvents;
+    this.maxBytes = limits.maxBytes ?? defaultOutboundLimits.maxBytes;
+  }
+
+  /** Why the queue closed the connection, once it did. */
+  get closed(): CloseReason | undefined {
+    return this.closedReason;
+  }
+
+  /** Events waiting to be written. */
+  get length(): number {
+    return this.queue.length;
+  }
+
+  /** Queues an event; never waits. Ignored once the connection is closed. */
+  push(event: ServerEvent): void {
+    if (this.closedReason !== undefined) return;
+    const json = JSON.stringify(event);
+    this.queue.push({ event, json });
+    this.bytes += json.length;
+    if (this.queue.length > this.maxEvents || this.bytes > this.maxBytes) {
+      this.coalesce();
+      if (this.queue.length > this.maxEvents || this.bytes > this.maxBytes) {
+        this.close({
+          code: 'client_too_slow',
+          message:
+            `client too slow: ${this.queue.length} events (${this.bytes} bytes) were waiting to ` +
+            'be sent; reconnect with the last seq you got to catch up',
+        });
+        return;
+      }
+    }
+    void this.pump();
+  }
+
+  /** Resolves once everything queued so far was written (or the connection closed). */
+  drain(): Promise<void> {
+    if (this.queue.length === 0 && !this.writing) return Promise.resolve();
+    if (this.closedReason !== undefined) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
+  }
+
+  /** Drops what is queued and closes the connection through the writer (once). */
+  close(reason: CloseReason): void {
+    if (this.closedReason !== undefined) return;
+    this.closedReason = reason;
+    this.queue.length = 0;
+    this.bytes = 0;
+    this.settleDrained();
+    this.writer.close(reason);
+  }
+
+  /** Merges runs of text deltas of the same task; the first event (maybe being written) stays. */
+  private coalesce(): void {
+    for (let index = this.queue.length - 1; index > 1; index -= 1) {
+      const later = this.queue[index];
+      const earlier = this.queue[index - 1];
+      if (later === undefined || earlier === undefined) continue;
+      const a = earlier.event;
+      const b = later.event;
+      if (
+        a.type !== 'text_delta' ||
+        b.type !== 'text_delta' ||
+        a.session_id !== b.session_id ||
+        a.task_id !== b.task_id
+      ) {
+        continue;
+      }
+      const merged = { ...b, content: a.content + b.content };
+      const json = JSON.stringify(merged);
+      this.bytes += json.length - earlier.json.length - later.json.length;
+      this.queue.splice(index - 1, 2, { event: merged, json });
+    }
+  }
+
+  private async pump(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    try {
+      while (this.closedReason === undefined) {
+        const next = this.queue[0];
+        if (next === undefined) break;
+        try {
+          await this.writer.write(next.json, next.event);
+        } catch (error) {
+          this.close({
+            code: 'write_failed',
+            message: `could not send to the client: ${error instanceof Error ? error.message : String(error)}`,
+          });
+          return;
+        }
+        // `close` may have emptied the queue meanwhile.
+        if (this.queue[0] === next) {
+          this.queue.shift();
+          this.bytes -= next.json.length;
+        }
+      }
+    } finally {
+      this.writing = false;
+      if (this.queue.length === 0) this.settleDrained();
+    }
+  }
+
+  private settleDrained(): void {
+    for (const resolve of this.drained.splice(0)) resolve();
+  }
+}

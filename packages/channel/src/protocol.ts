@@ -1,0 +1,297 @@
+// The channel protocol (CH-1, CH-2) as zod schemas: what clients send and what servers answer.
+// Browser-safe: the web console imports this file (`@claw/channel/protocol`) and nothing else.
+import {
+  approvalDecisions,
+  riskLevels,
+  sessionRunStates,
+  type Message,
+  type SessionEvent,
+} from '@claw/core';
+import { z } from 'zod';
+
+/** The protocol version `hello` names and `welcome` answers with. */
+export const protocolVersion = 1;
+
+/** Default cap on one client message, in bytes (UTF-8): 1 MiB (SEC-6). */
+export const defaultMaxMessageBytes = 1024 * 1024;
+
+const sessionId = z.string().min(1).max(128);
+const optionalSession = { session_id: sessionId.optional() };
+
+// ---- CH-1: messages a client sends ------------------------------------------------------------
+
+export const clientMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('hello'), token: z.string(), protocol: z.number().int() }),
+  z.object({
+    type: z.literal('open'),
+    ...optionalSession,
+    after: z.number().int().nonnegative().optional(),
+    role: z.enum(['controller', 'observer']).optional(),
+    workdir: z.string().min(1).optional(),
+  }),
+  z.object({ type: z.literal('prompt'), ...optionalSession, content: z.string().trim().min(1) }),
+  z.object({ type: z.literal('interrupt'), ...optionalSession }),
+  z.object({
+    type: z.literal('approval_response'),
+    ...optionalSession,
+    request_id: z.string().min(1),
+    decision: z.enum(approvalDecisions),
+  }),
+  z.object({ type: z.literal('close'), ...optionalSession, end: z.boolean().optional() }),
+  z.object({ type: z.literal('ping') }),
+]);
+
+export type ClientMessage = z.infer<typeof clientMessageSchema>;
+export type ClientMessageType = ClientMessage['type'];
+export type ClientMessageOf<T extends ClientMessageType> = Extract<ClientMessage, { type: T }>;
+
+// ---- CH-2: session events (RT-3), the runtime's events as they go on the wire ----------------
+
+const eventFields = { session_id: sessionId, seq: z.number().int().positive(), at: z.string() };
+const taskFields = { ...eventFields, task_id: z.string() };
+const wireUsage = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+
+export const approvalRequestSchema = z.object({
+  type: z.literal('approval_request'),
+  ...taskFields,
+  request_id: z.string(),
+  tool_name: z.string(),
+  risk: z.enum(riskLevels),
+  reason: z.string(),
+  arguments: z.string(),
+});
+
+export const sessionEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('task_started'), ...taskFields, content: z.string() }),
+  z.object({ type: z.literal('thinking'), ...taskFields, turn: z.number().int().positive() }),
+  z.object({ type: z.literal('text_delta'), ...taskFields, content: z.string() }),
+  z.object({ type: z.literal('text_completed'), ...taskFields, content: z.string() }),
+  z.object({
+    type: z.literal('tool_call'),
+    ...taskFields,
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    arguments: z.string(),
+  }),
+  z.object({
+    type: z.literal('tool_result'),
+    ...taskFields,
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    result: z.string(),
+    is_error: z.boolean(),
+  }),
+  approvalRequestSchema,
+  z.object({
+    type: z.literal('approval_resolved'),
+    ...taskFields,
+    request_id: z.string(),
+    decision: z.enum(approvalDecisions),
+    by: z.string(),
+  }),
+  z.object({
+    type: z.literal('state'),
+    ...eventFields,
+    task_id: z.string().optional(),
+    state: z.enum(sessionRunStates),
+  }),
+  z.object({
+    type: z.literal('usage'),
+    ...taskFields,
+    call: wireUsage,
+    run: wireUsage,
+    session: wireUsage,
+    cost: z.object({
+      call_usd: z.number().nullable(),
+      run_usd: z.number(),
+      session_usd: z.number(),
+      unpriced_calls: z.number().int(),
+    }),
+    budgets_left: z
+      .object({
+        session_tokens: z.number(),
+        run_tokens: z.number(),
+        session_cost_usd: z.number(),
+        run_cost_usd: z.number(),
+        tool_time_ms: z.number(),
+        subagents: z.number(),
+      })
+      .partial(),
+  }),
+  z.object({ type: z.literal('task_completed'), ...taskFields, content: z.string() }),
+  z.object({ type: z.literal('task_canceled'), ...taskFields, reason: z.string().optional() }),
+  z.object({ type: z.literal('task_failed'), ...taskFields, error: z.string(), code: z.string() }),
+]);
+
+// Compile-time proof that the schemas describe the runtime's events exactly.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const sessionEventsMatch: Same<z.infer<typeof sessionEventSchema>, SessionEvent> = true;
+void sessionEventsMatch;
+
+// ---- CH-2: what a connection answers -----------------------------------------------------------
+
+/** A message of the history on the wire (snake_case, like every field of the protocol). */
+export const wireMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string(),
+    tool_calls: z
+      .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
+      .optional(),
+  }),
+  z.object({
+    role: z.literal('tool'),
+    tool_call_id: z.string(),
+    content: z.string(),
+    is_error: z.boolean().optional(),
+  }),
+]);
+
+export type WireMessage = z.infer<typeof wireMessageSchema>;
+
+const sessionState = z.enum(sessionRunStates);
+
+export const connectionEventSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('welcome'),
+    protocol: z.number().int(),
+    server: z.object({ name: z.string(), version: z.string() }),
+    sessions: z.array(
+      z.object({
+        session_id: sessionId,
+        state: sessionState,
+        last_seq: z.number().int().nonnegative(),
+        updated_at: z.string(),
+      }),
+    ),
+  }),
+  z.object({
+    type: z.literal('session_opened'),
+    session_id: sessionId,
+    state: sessionState,
+    last_seq: z.number().int().nonnegative(),
+    pending_approvals: z.array(approvalRequestSchema),
+    role: z.enum(['controller', 'observer']),
+    workdir: z.string(),
+  }),
+  z.object({
+    type: z.literal('history'),
+    session_id: sessionId,
+    /** The history is the session as of this seq; the live events follow after it. */
+    seq: z.number().int().nonnegative(),
+    messages: z.array(wireMessageSchema),
+  }),
+  z.object({ type: z.literal('session_closed'), session_id: sessionId, ended: z.boolean() }),
+  z.object({
+    type: z.literal('error'),
+    code: z.string(),
+    message: z.string(),
+    session_id: sessionId.optional(),
+    request_id: z.string().optional(),
+    /** With `cursor_expired`: the oldest seq the session can replay from. */
+    oldest_seq: z.number().int().nonnegative().optional(),
+  }),
+  z.object({ type: z.literal('pong') }),
+  z.object({ type: z.literal('server_stopping'), grace_ms: z.number().int().nonnegative() }),
+]);
+
+export type ConnectionEvent = z.infer<typeof connectionEventSchema>;
+
+/** Everything a server sends (CH-2). */
+export const serverEventSchema = z.union([sessionEventSchema, connectionEventSchema]);
+export type ServerEvent = SessionEvent | ConnectionEvent;
+export type ServerEventType = ServerEvent['type'];
+export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
+
+/** The message of the history as it goes on the wire. */
+export function toWireMessage(message: Message): WireMessage {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant':
+      return message.toolCalls === undefined
+        ? { role: 'assistant', content: message.content }
+        : {
+            role: 'assistant',
+            content: message.content,
+            tool_calls: message.toolCalls.map(({ id, name, arguments: args }) => ({
+              id,
+              name,
+              arguments: args,
+            })),
+          };
+    case 'tool':
+      return {
+        role: 'tool',
+        tool_call_id: message.toolCallId,
+        content: message.content,
+        ...(message.isError === undefined ? {} : { is_error: message.isError }),
+      };
+  }
+}
+
+/** Why a client message was refused (the `code` of the `error` it gets). */
+export type ParseProblem = 'message_too_large' | 'invalid_json' | 'unknown_type' | 'invalid_message';
+
+export type ParsedClientMessage =
+  | { ok: true; message: ClientMessage }
+  | { ok: false; code: ParseProblem; message: string };
+
+const utf8 = new TextEncoder();
+const knownTypes = clientMessageSchema.options.map((option) => option.shape.type.value);
+
+/**
+ * Parses one client message (a JSON line, or a WebSocket text frame). Never throws: a message
+ * that is too large, not JSON, of an unknown type or with a missing or bad field gives
+ * `{ ok: false, code, message }`, the message saying what is wrong and what is expected, and the
+ * connection goes on (CH-1).
+ */
+export function parseClientMessage(
+  line: string,
+  options: { maxBytes?: number } = {},
+): ParsedClientMessage {
+  const maxBytes = options.maxBytes ?? defaultMaxMessageBytes;
+  // Cheap bound first: a UTF-8 byte count is at least the UTF-16 length, at most three times it.
+  const size = line.length * 3 <= maxBytes ? line.length : utf8.encode(line).length;
+  if (size > maxBytes) {
+    return {
+      ok: false,
+      code: 'message_too_large',
+      message: `message too large: ${size} bytes, the limit is ${maxBytes}`,
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return {
+      ok: false,
+      code: 'invalid_json',
+      message: 'invalid JSON: send one JSON object per line (or per WebSocket message)',
+    };
+  }
+  const result = clientMessageSchema.safeParse(value);
+  if (result.success) return { ok: true, message: result.data };
+  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof type !== 'string' || !(knownTypes as string[]).includes(type)) {
+    return {
+      ok: false,
+      code: 'unknown_type',
+      message:
+        `unknown message type ${JSON.stringify(type) ?? 'undefined'}: expected one of ` +
+        knownTypes.join(', '),
+    };
+  }
+  return {
+    ok: false,
+    code: 'invalid_message',
+    message: `invalid ${type} message: ${z.prettifyError(result.error)}`,
+  };
+}

@@ -1,0 +1,255 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseClientMessage } from '../src/index.js';
+import { TestClient, cleanUp, factoryWith, workspace, writeCall } from './helpers.js';
+
+afterEach(cleanUp);
+
+describe('a task driven over the channel (CH-1, CH-4)', () => {
+  it('opens a session with its history, runs a prompt, and streams the session events', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ textChunks: ['Hi ', 'there'] }]);
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'open', session_id: 's1' });
+    await client.send({ type: 'prompt', content: 'hello' });
+    const end = await client.next('task_completed');
+
+    expect(client.events[0]).toMatchObject({ type: 'session_opened', session_id: 's1', state: 'idle', last_seq: 0, role: 'controller', workdir: workDir });
+    expect(client.events[1]).toEqual({ type: 'history', session_id: 's1', seq: 0, messages: [] });
+    expect(end).toMatchObject({ content: 'Hi there', session_id: 's1' });
+    const session = client.events.slice(2);
+    expect(session.map((event) => ('seq' in event ? event.seq : undefined))).toEqual(session.map((_, index) => index + 1));
+    expect(session.map((event) => event.type)).toContain('text_delta');
+  });
+
+  it('handles ping, interrupt and approval answers while a task runs', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([writeCall('w1'), writeCall('w2')]);
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'prompt', content: 'write twice' });
+    const opened = await client.next('session_opened');
+    expect(opened.session_id).toBe('client-session-1');
+    const first = await client.next('approval_request');
+    await client.send({ type: 'ping' });
+    expect(await client.next('pong')).toEqual({ type: 'pong' });
+    await client.send({ type: 'approval_response', request_id: first.request_id, decision: 'allow_once' });
+    expect(await client.next('approval_resolved')).toMatchObject({ request_id: first.request_id, decision: 'allow_once', by: 'client' });
+    expect(await client.next('tool_result')).toMatchObject({ tool_call_id: 'w1', is_error: false });
+    expect(await readFile(join(workDir, 'w1.txt'), 'utf8')).toBe('w1');
+    await client.next('approval_request', (event) => event.request_id !== first.request_id);
+    await client.send({ type: 'interrupt' });
+    expect(await client.next('task_canceled')).toMatchObject({ reason: 'interrupted by client' });
+    await client.send({ type: 'interrupt' });
+    expect(await client.next('error')).toMatchObject({ code: 'not_running', session_id: 'client-session-1' });
+  });
+
+  it('refuses a second prompt while a task runs, and a workdir outside the workspace', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ text: 'slow', delayMs: 200 }]);
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'open', workdir: '/' });
+    expect(await client.next('error')).toMatchObject({ code: 'workdir_not_allowed' });
+    await client.send({ type: 'open', workdir: `${workDir}-evil` });
+    expect(client.of('error')[1]).toMatchObject({ code: 'workdir_not_allowed' });
+    await client.send({ type: 'prompt', content: 'one' });
+    await client.send({ type: 'prompt', content: 'two' });
+    expect(client.of('error')[2]).toMatchObject({ code: 'session_busy' });
+    await client.next('task_completed');
+  });
+});
+
+describe('several clients on one session (CH-9, CH-10)', () => {
+  it('fans approvals out to every controller; the first answer wins; an observer cannot answer', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([writeCall('w1'), { text: 'done' }]);
+    const alice = new TestClient({ runtimes, workspaces: [workDir], name: 'alice' });
+    const bob = new TestClient({ runtimes, workspaces: [workDir], name: 'bob' });
+    const eve = new TestClient({ runtimes, workspaces: [workDir], name: 'eve' });
+    await alice.send({ type: 'open', session_id: 'shared' });
+    await bob.send({ type: 'open', session_id: 'shared' });
+    await eve.send({ type: 'open', session_id: 'shared', role: 'observer' });
+    await alice.send({ type: 'prompt', content: 'write' });
+    const request = await bob.next('approval_request');
+    expect(await alice.next('approval_request')).toEqual(request);
+    expect(await eve.next('approval_request')).toEqual(request);
+
+    await eve.send({ type: 'approval_response', request_id: request.request_id, decision: 'allow_once' });
+    expect(await eve.next('error')).toMatchObject({ code: 'approval_not_pending', request_id: request.request_id });
+    await bob.send({ type: 'approval_response', request_id: request.request_id, decision: 'allow_once' });
+    await alice.send({ type: 'approval_response', request_id: request.request_id, decision: 'deny' });
+
+    for (const client of [alice, bob, eve]) {
+      expect(await client.next('approval_resolved')).toMatchObject({ decision: 'allow_once', by: 'bob' });
+    }
+    expect(await alice.next('error')).toMatchObject({ code: 'approval_not_pending', session_id: 'shared' });
+    await alice.next('task_completed');
+    await eve.send({ type: 'prompt', content: 'may I?' });
+    expect(eve.of('error').at(-1)).toMatchObject({ code: 'not_controller' });
+  });
+
+  it('keeps a task running when its client goes; a reconnecting client gets exactly what it missed', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ textChunks: Array.from({ length: 40 }, (_, index) => `${index} `), chunkDelayMs: 3 }]);
+    const first = new TestClient({ runtimes, workspaces: [workDir] });
+    await first.send({ type: 'open', session_id: 'long' });
+    await first.send({ type: 'prompt', content: 'count' });
+    await first.next('text_delta');
+    const seen = first.events.filter((event) => 'seq' in event);
+    const cursor = (seen.at(-1) as { seq: number }).seq;
+    await first.connection.close();
+
+    const watcher = new TestClient({ runtimes, workspaces: [workDir] });
+    await watcher.send({ type: 'open', session_id: 'long', role: 'observer' });
+    const end = await watcher.next('task_completed');
+    const again = new TestClient({ runtimes, workspaces: [workDir] });
+    await again.send({ type: 'open', session_id: 'long', after: cursor });
+    await again.next('task_completed');
+
+    const replayed = again.events.filter((event) => 'seq' in event).map((event) => (event as { seq: number }).seq);
+    expect(again.events[0]).toMatchObject({ type: 'session_opened', session_id: 'long' });
+    expect(again.of('history')).toEqual([]);
+    expect(replayed[0]).toBe(cursor + 1);
+    expect(replayed).toEqual(replayed.map((_, index) => cursor + 1 + index));
+    expect(replayed).toContain(end.seq);
+  });
+
+  it('refuses a cursor it cannot serve with cursor_expired and the oldest seq', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ text: 'short' }], { eventRetention: { maxEvents: 3 } });
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'open', session_id: 'kept' });
+    await client.send({ type: 'prompt', content: 'go' });
+    await client.next('state', (event) => event.state === 'idle');
+    const other = new TestClient({ runtimes, workspaces: [workDir] });
+    await other.send({ type: 'open', session_id: 'kept', after: 1 });
+    const expired = await other.next('error');
+    expect(expired).toMatchObject({ code: 'cursor_expired', session_id: 'kept' });
+    expect(expired.oldest_seq).toBeGreaterThan(2);
+    expect(other.of('session_opened')).toEqual([]);
+    await other.send({ type: 'open', session_id: 'kept', after: 999 });
+    expect(other.of('error')[1]).toMatchObject({ code: 'cursor_expired' });
+    // The connection is still usable: open without a cursor gives the history.
+    await other.send({ type: 'open', session_id: 'kept' });
+    expect((await other.next('history')).messages.map((message) => message.content)).toEqual(['go', 'short']);
+  });
+
+  it('close detaches; close with end also cancels the task', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ text: 'never', delayMs: 60_000 }]);
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    const watcher = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'prompt', content: 'wait', session_id: undefined });
+    const opened = await client.next('session_opened');
+    await watcher.send({ type: 'open', session_id: opened.session_id, role: 'observer' });
+    await client.send({ type: 'close', end: true });
+    expect(await client.next('session_closed')).toEqual({ type: 'session_closed', session_id: opened.session_id, ended: true });
+    expect(await watcher.next('task_canceled')).toMatchObject({ reason: 'ended by client' });
+    await client.send({ type: 'interrupt' });
+    expect(client.of('error').at(-1)).toMatchObject({ code: 'no_session' });
+  });
+});
+
+describe('malformed input (CH-1): an error with a code, and the connection stays usable', () => {
+  it.each([
+    ['a line over the size limit', `{"type":"prompt","content":"${'x'.repeat(2000)}"}`, 'message_too_large'],
+    ['invalid JSON', '{"type":', 'invalid_json'],
+    ['not an object', '42', 'unknown_type'],
+    ['an unknown type', '{"type":"dance"}', 'unknown_type'],
+    ['no type', '{"content":"x"}', 'unknown_type'],
+    ['a prompt without content', '{"type":"prompt"}', 'invalid_message'],
+    ['a blank prompt', '{"type":"prompt","content":"   "}', 'invalid_message'],
+    ['an approval without request_id', '{"type":"approval_response","decision":"deny"}', 'invalid_message'],
+    ['an unknown decision', '{"type":"approval_response","request_id":"r","decision":"maybe"}', 'invalid_message'],
+    ['a negative cursor', '{"type":"open","after":-1}', 'invalid_message'],
+    ['a bad role', '{"type":"open","role":"admin"}', 'invalid_message'],
+    ['a hello without token', '{"type":"hello","protocol":1}', 'invalid_message'],
+    ['an unknown session', '{"type":"interrupt","session_id":"nope"}', 'session_not_open'],
+    ['a bad session id', '{"type":"open","session_id":"../x"}', 'invalid_session_id'],
+    ['an approval with no session open', '{"type":"approval_response","request_id":"r","decision":"deny"}', 'no_session'],
+  ])('%s', async (_name, line, code) => {
+    const workDir = await workspace();
+    const client = new TestClient({ runtimes: factoryWith([]), workspaces: [workDir], maxMessageBytes: 1024 });
+    await client.send(line);
+    expect(await client.next('error')).toMatchObject({ code });
+    expect(client.closedWith).toBeUndefined();
+    await client.send({ type: 'ping' });
+    expect(await client.next('pong')).toEqual({ type: 'pong' });
+  });
+
+  it('explains each problem in words', () => {
+    const problem = (line: string) => {
+      const parsed = parseClientMessage(line, { maxBytes: 64 });
+      return parsed.ok ? '' : parsed.message;
+    };
+    expect(problem(`{"type":"prompt","content":"${'é'.repeat(40)}"}`)).toMatch(/too large: \d+ bytes, the limit is 64/);
+    expect(problem('{"type":"dance"}')).toMatch(/unknown message type "dance": expected one of hello, open, prompt/);
+    expect(problem('{"type":"prompt"}')).toMatch(/invalid prompt message.*content/s);
+  });
+});
+
+describe('hello and the token (CH-8)', () => {
+  it('needs hello with the right token first, then welcomes with the sessions', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([]);
+    const sessions = async () => [{ session_id: 'old', state: 'idle' as const, last_seq: 7, updated_at: '2030-01-01T00:00:00.000Z' }];
+    const client = new TestClient({ runtimes, workspaces: [workDir], token: 'secret', sessions, server: { name: 'claw-server', version: '0.1.0' } });
+    await client.send({ type: 'hello', token: 'secret', protocol: 1 });
+    expect(await client.next('welcome')).toEqual({
+      type: 'welcome',
+      protocol: 1,
+      server: { name: 'claw-server', version: '0.1.0' },
+      sessions: await sessions(),
+    });
+    await client.send({ type: 'hello', token: 'secret', protocol: 1 });
+    expect(await client.next('error')).toMatchObject({ code: 'hello_repeated' });
+  });
+
+  it.each([
+    ['a wrong token', { type: 'hello', token: 'guess', protocol: 1 }],
+    ['anything before hello', { type: 'open' }],
+    ['a malformed first line', 'GET / HTTP/1.1'],
+  ])('closes the connection on %s', async (_name, message) => {
+    const workDir = await workspace();
+    const client = new TestClient({ runtimes: factoryWith([]), workspaces: [workDir], token: 'secret' });
+    await client.send(message);
+    expect(await client.next('error')).toMatchObject({ code: 'unauthorized' });
+    expect(client.closedWith).toMatchObject({ code: 'unauthorized' });
+    await client.send({ type: 'hello', token: 'secret', protocol: 1 });
+    expect(client.of('welcome')).toEqual([]);
+  });
+
+  it('closes a connection that sends no hello in time, and refuses another protocol', async () => {
+    const workDir = await workspace();
+    const silent = new TestClient({ runtimes: factoryWith([]), workspaces: [workDir], token: 'secret', helloTimeoutMs: 20 });
+    await silent.connection.closed;
+    expect(silent.closedWith).toMatchObject({ code: 'unauthorized' });
+    expect(silent.of('error')[0]?.message).toMatch(/no hello within 20 ms/);
+    const old = new TestClient({ runtimes: factoryWith([]), workspaces: [workDir], token: 'secret' });
+    await old.send({ type: 'hello', token: 'secret', protocol: 2 });
+    expect(await old.next('error')).toMatchObject({ code: 'unsupported_protocol' });
+    expect(old.closedWith).toMatchObject({ code: 'unsupported_protocol' });
+  });
+});
+
+describe('the bounded outbound queue (CH-5)', () => {
+  it('closes a client that stopped reading with client_too_slow, while the run completes', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ textChunks: Array.from({ length: 300 }, (_, index) => `${index} `) }, { text: 'second' }]);
+    // Deltas are merged first; the events after them overflow a queue of 4.
+    const stuck = new TestClient({ runtimes, workspaces: [workDir], outbound: { maxEvents: 4 } });
+    const healthy = new TestClient({ runtimes, workspaces: [workDir] });
+    await stuck.send({ type: 'open', session_id: 'busy' });
+    await healthy.send({ type: 'open', session_id: 'busy' });
+    stuck.stall = new Promise(() => undefined);
+    await stuck.send({ type: 'prompt', content: 'talk' });
+    const end = await healthy.next('task_completed');
+    expect(end.content).toContain('299 ');
+    await stuck.connection.closed;
+    expect(stuck.closedWith).toMatchObject({ code: 'client_too_slow' });
+    expect(stuck.closedWith?.message).toMatch(/client too slow/);
+    // The session goes on for the others.
+    await healthy.send({ type: 'prompt', content: 'again' });
+    expect((await healthy.next('task_completed', (event) => event.seq > end.seq)).content).toBe('second');
+  });
+});

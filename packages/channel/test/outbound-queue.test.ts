@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { OutboundQueue, type CloseReason, type ServerEvent } from '../src/index.js';
+
+const delta = (seq: number, content: string, task = 't1'): ServerEvent => ({
+  type: 'text_delta', task_id: task, content, session_id: 's', seq, at: '2030-01-01T00:00:00.000Z',
+});
+
+describe('OutboundQueue (CH-5)', () => {
+  it('writes one event at a time, in order', async () => {
+    const written: string[] = [];
+    let active = 0;
+    const queue = new OutboundQueue({
+      write: async (json) => {
+        active += 1;
+        expect(active).toBe(1);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        written.push(json);
+        active -= 1;
+      },
+      close: () => undefined,
+    });
+    for (let seq = 1; seq <= 5; seq += 1) queue.push(delta(seq, `${seq}`));
+    await queue.drain();
+    expect(written.map((json) => (JSON.parse(json) as { seq: number }).seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('merges consecutive deltas of one task when full, keeping the last seq, before closing', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const written: ServerEvent[] = [];
+    const closed: CloseReason[] = [];
+    const queue = new OutboundQueue(
+      {
+        write: async (_json, event) => {
+          await gate;
+          written.push(event);
+        },
+        close: (reason) => void closed.push(reason),
+      },
+      { maxEvents: 4 },
+    );
+    for (let seq = 1; seq <= 10; seq += 1) queue.push(delta(seq, `${seq},`));
+    expect(closed).toEqual([]);
+    release();
+    await queue.drain();
+    // The first was being written as it is; runs of the rest were merged whenever the queue was
+    // over its bound, each merged delta with the last seq it holds. No text is lost.
+    expect(written).toEqual([delta(1, '1,'), delta(8, '2,3,4,5,6,7,8,'), delta(9, '9,'), delta(10, '10,')]);
+  });
+
+  it('closes with client_too_slow when merging cannot make room, and drops what waits', async () => {
+    const closed: CloseReason[] = [];
+    const queue = new OutboundQueue(
+      { write: () => new Promise(() => undefined), close: (reason) => void closed.push(reason) },
+      { maxEvents: 3 },
+    );
+    for (let seq = 1; seq <= 5; seq += 1) queue.push(delta(seq, 'x', `task-${seq}`));
+    expect(closed).toHaveLength(1);
+    expect(closed[0]?.code).toBe('client_too_slow');
+    expect(queue.length).toBe(0);
+    queue.push(delta(6, 'ignored'));
+    expect(queue.length).toBe(0);
+  });
+
+  it('closes with write_failed when the transport cannot write', async () => {
+    const closed: CloseReason[] = [];
+    const queue = new OutboundQueue({
+      write: () => Promise.reject(new Error('EPIPE')),
+      close: (reason) => void closed.push(reason),
+    });
+    queue.push(delta(1, 'x'));
+    await queue.drain();
+    expect(closed).toEqual([{ code: 'write_failed', message: 'could not send to the client: EPIPE' }]);
+  });
+});
