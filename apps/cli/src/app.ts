@@ -1,16 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { errorMessage } from '@claw/core';
+import { errorMessage, isUserError } from '@claw/core';
 import {
   RuntimeFactory,
   createFileTracing,
   resolveSettings,
   type Settings,
 } from '@claw/runtime';
-import { FileSessionManager, type SessionManager } from '@claw/session-store';
+import { SessionLockedError } from '@claw/session-store';
 import { parseCommandLine, type Command, type RunOptions } from './args.js';
 import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from './demo.js';
-import { isConfigurationError } from './errors.js';
 import { exitStatus } from './exit-status.js';
 import { helpText } from './help.js';
 import type { Interrupts } from './interrupts.js';
@@ -73,8 +72,12 @@ export async function runCli(io: CliIo): Promise<number> {
         return await runInWorkspace(command, streams);
     }
   } catch (error) {
-    if (isConfigurationError(error)) {
-      await stderr.line(`${errStyle.red('claw:')} ${error.message}`).catch(() => undefined);
+    if (isUserError(error)) {
+      const hint =
+        error instanceof SessionLockedError
+          ? ' (claw: run with --session <name> to work in another session meanwhile)'
+          : '';
+      await stderr.line(`${errStyle.red('claw:')} ${error.message}${hint}`).catch(() => undefined);
       return exitStatus.usage;
     }
     await stderr
@@ -104,17 +107,15 @@ async function runInWorkspace(command: RunCommand, streams: Streams): Promise<nu
   const tracing = createFileTracing({ workDir });
   let factory: RuntimeFactory | undefined;
   try {
-    const sessions = new FileSessionManager({ workDir });
     factory = new RuntimeFactory({
       settings,
       env: io.env,
       tracer: tracing.tracer,
-      sessions,
       ...(demo ? { provider: createDemoModel({ unattended }) } : {}),
     });
     const spawner = await factory.isolation();
     if (command.kind === 'repl') {
-      return await runRepl(factory, { workDir, settings, spawner, options, sessions }, streams);
+      return await runRepl(factory, { workDir, settings, spawner, options }, streams);
     }
     const context = { factory, workDir, settings, spawner, options, unattended };
     if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
@@ -133,7 +134,6 @@ type CommandSpawner = Awaited<ReturnType<RuntimeFactory['isolation']>>;
 
 interface RunContext {
   factory: RuntimeFactory;
-  sessions?: SessionManager;
   workDir: string;
   settings: Settings;
   spawner: CommandSpawner;
@@ -164,7 +164,6 @@ async function runRepl(
     echo: io.stdout,
     output: stdout,
     style: outStyle,
-    ...(context.sessions === undefined ? {} : { sessions: context.sessions }),
   });
   const release = io.interrupts.handle((signal) => session.interrupt(signal));
   try {

@@ -1,11 +1,10 @@
 import {
   ApprovalNotPendingError,
   PendingApprovals,
-  type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalPrompt,
 } from '@claw/approval';
-import { abortReason, type ApprovalDecision } from '@claw/core';
+import type { ApprovalDecision } from '@claw/core';
 import { describeToolCall } from './format.js';
 import type { Style } from './style.js';
 
@@ -78,28 +77,6 @@ export class TerminalApprovals implements ApprovalHandler {
     this.asked = next.requestId;
     // A question that cannot be shown cannot be answered: fail the waits rather than hang.
     Promise.resolve(this.options.ask(next)).catch((error: unknown) => this.cancelAll(error));
-  }
-}
-
-/**
- * The handler when nobody can answer (no terminal, or `--approval allow` running unattended):
- * every question is answered `deny`, and `explain` says why (on stderr).
- */
-export class UnattendedApprovals implements ApprovalHandler {
-  private readonly explain: (prompt: ApprovalPrompt) => void | Promise<void>;
-
-  constructor(options: { explain: (prompt: ApprovalPrompt) => void | Promise<void> }) {
-    this.explain = options.explain;
-  }
-
-  async approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalAnswer> {
-    if (signal.aborted) throw abortReason(signal);
-    await this.explain(prompt);
-    // Said to the model as it is: nobody was asked, so it is not a person's "no".
-    return {
-      decision: 'deny',
-      reason: `nobody was asked: this run is unattended, so calls that need approval are denied (${prompt.reason})`,
-    };
   }
 }
 

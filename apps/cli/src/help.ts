@@ -14,13 +14,18 @@ Usage:
 Options:
   --workdir <dir>                 workspace root; tools only reach files inside it
                                   (default: the current folder)
-  --session <id>                  session id (default: "default"); an existing one is resumed
+  --session <id>                  session id (default: "default"); an existing one is resumed.
+                                  One claw process at a time may use a session: another one
+                                  stops at once (exit 2) and says which process has it
   --output text|stream-json       text (default): the answer as it streams, tool calls shown
-                                  compactly; stream-json (with -p or demo): one CH-2 JSON event
-                                  per line on stdout (thinking, text_delta, text_completed,
-                                  tool_call, tool_result, approval_request), ending with
-                                  task_completed | task_canceled | task_failed; notes go to
-                                  stderr
+                                  compactly; stream-json (with -p or demo): the channel
+                                  protocol's events, one JSON object per line on stdout, as
+                                  claw-server sends them: session_opened, then the session's
+                                  events, each with session_id, seq, at and task_id
+                                  (task_started, state, thinking, text_delta, text_completed,
+                                  tool_call, tool_result, approval_request, approval_resolved,
+                                  usage), ending with task_completed | task_canceled |
+                                  task_failed; notes go to stderr
   --approval ask|allow|deny       tools the policy would ask about: ask the user (default on a
                                   TTY), allow each once, or deny (default without a TTY).
                                   Policy denials are never overridden. While bash is not
@@ -62,12 +67,13 @@ Exit status:
   0    the task completed (REPL: /exit or end of input)
   1    the task failed (model or tool error, a budget, or --max-turns reached)
   2    usage or configuration error (bad option or value, missing --workdir folder,
-       bad .claw/config.json, OPENAI_API_KEY not set)
+       bad .claw/config.json, OPENAI_API_KEY not set, the session in use by another
+       claw process)
   130  canceled with Ctrl-C / SIGINT (REPL: Ctrl-C while idle)
 
 Files, in <workdir>/.claw/:
   config.json        settings (see above)
-  sessions/          sessions by id (--session)
+  sessions/          sessions by id (--session); <id>.lock while a process has one open
   grants.json        "allow for this session" answers, per session
   audit.jsonl        every approval decision
   traces/            a trace of every run (OpenTelemetry, OTLP JSON lines)

@@ -1,9 +1,9 @@
-import { repairNotice } from './session.js';
-import type { ApprovalHandler } from '@claw/approval';
-import type { ApprovalMode, RuntimeFactory } from '@claw/runtime';
+import { UnattendedApprovals, type ApprovalHandler } from '@claw/approval';
+import { streamTask } from '@claw/channel';
+import { isUserError } from '@claw/core';
+import type { ApprovalMode, Runtime, RuntimeFactory } from '@claw/runtime';
 import {
   TerminalApprovals,
-  UnattendedApprovals,
   approvalQuestion,
   approvalReask,
   decisionText,
@@ -11,18 +11,13 @@ import {
   unattendedDenial,
 } from './approvals.js';
 import type { OutputFormat } from './args.js';
+import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Interrupts } from './interrupts.js';
-import {
-  EventWriter,
-  approvalRequestEvent,
-  createJsonReporter,
-  taskEndEvent,
-} from './json-events.js';
 import { LineInput, type InputStream } from './line-input.js';
 import { exitStatusOf, outcomeLine } from './outcome.js';
 import type { Output, OutputStream } from './output.js';
 import { taskRunningNotice } from './repl.js';
-import { flushSession } from './session.js';
+import { repairNotice } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 
@@ -49,66 +44,105 @@ export interface OneShotOptions {
   interrupts: Interrupts;
 }
 
+/** What a run of one task shares between its text and its stream-json form. */
+interface Run {
+  options: OneShotOptions;
+  runtime: Runtime;
+  /** Aborted (with `canceled by SIGINT`…) on Ctrl-C or SIGTERM. */
+  stop: AbortSignal;
+  stopSignal: () => NodeJS.Signals | undefined;
+}
+
 /**
  * Runs one task and returns the exit status (CLI-5): 0 completed, 1 failed (or max turns), 130
- * canceled by Ctrl-C. Text mode prints the answer on stdout as it streams and tool activity on
- * stderr; stream-json writes only CH-2 events to stdout, one per line, ending with exactly one
+ * canceled by Ctrl-C (143 SIGTERM). Text mode prints the answer on stdout as it streams and tool
+ * activity on stderr; stream-json writes only the channel protocol's events to stdout (CLI-7, the
+ * same `@claw/channel` code as the server), one per line, from `session_opened` to exactly one
  * of task_completed, task_canceled, task_failed. Calls that would ask are asked on the terminal
  * in mode `ask`; without a terminal (or with `--approval allow` for a call only a person may
  * allow) they are denied, with a note on stderr.
+ *
+ * @throws SessionLockedError (and other user errors) when the session cannot be opened.
  */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
-  const { stdout, stderr, style } = options;
-  const events = options.format === 'stream-json' ? new EventWriter(stdout) : undefined;
-  const approvals = oneShotApprovals(options, events);
-  const reporter = events === undefined
-    ? createTextReporter({
-        answer: stdout,
-        activity: options.activity,
-        style: options.activityStyle,
-      })
-    : createJsonReporter(events);
+  const { stderr, style } = options;
+  const approvals = oneShotApprovals(options);
+  // The terminal's own runtime: it answers approvals, and tells what a crash left behind.
   const runtime = await options.factory.createRuntime({
+    id: 'terminal',
     sessionId: options.sessionId,
     workDir: options.workDir,
     approvalHandler: approvals.handler,
-    reporter,
   });
-  for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
   const input = approvals.listen();
+  const stop = new AbortController();
   let stopSignal: NodeJS.Signals | undefined;
+  const release = options.interrupts.handle((signal) => {
+    if (stopSignal !== undefined) return;
+    stopSignal = signal;
+    const reason = new Error(`canceled by ${signal}`);
+    stop.abort(reason);
+    approvals.cancelAll(reason);
+    stderr.line(style.dim('claw: canceling the task…')).catch(() => undefined);
+  });
   try {
-    const task = runtime.start(options.prompt);
-    const release = options.interrupts.handle((signal) => {
-      if (stopSignal !== undefined) return;
-      stopSignal = signal;
-      const reason = new Error(`canceled by ${signal}`);
-      task.cancel(reason);
-      approvals.cancelAll(reason);
-      stderr.line(style.dim('claw: canceling the task…')).catch(() => undefined);
-    });
-    const result = await task.wait();
+    for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
+    const run: Run = { options, runtime, stop: stop.signal, stopSignal: () => stopSignal };
+    return options.format === 'stream-json' ? await runStreamJson(run) : await runText(run);
+  } finally {
     release();
     input?.close();
-    try {
-      if (events !== undefined) {
-        await events.emit(
-          taskEndEvent(result, stopSignal === undefined ? undefined : `canceled by ${stopSignal}`),
-        );
-      } else {
-        await stdout.endLine();
-        const line = outcomeLine(result, style);
-        if (line !== undefined) await stderr.line(line);
-      }
-    } catch {
-      // The output is gone; the exit status still tells how the task ended.
-    }
-    return exitStatusOf(result, stopSignal);
-  } finally {
-    input?.close();
     await runtime.close();
-    await flushSession(runtime.session);
   }
+}
+
+async function runText(run: Run): Promise<number> {
+  const { options, runtime } = run;
+  const { stdout, stderr, style } = options;
+  const reporter = createTextReporter({
+    answer: stdout,
+    activity: options.activity,
+    style: options.activityStyle,
+  });
+  const task = runtime.start(options.prompt, reporter);
+  const onStop = (): void => task.cancel(run.stop.reason);
+  run.stop.addEventListener('abort', onStop, { once: true });
+  const result = await task.wait();
+  run.stop.removeEventListener('abort', onStop);
+  try {
+    await stdout.endLine();
+    const line = outcomeLine(result, style);
+    if (line !== undefined) await stderr.line(line);
+  } catch {
+    // The output is gone; the exit status still tells how the task ended.
+  }
+  return exitStatusOf(result, run.stopSignal());
+}
+
+async function runStreamJson(run: Run): Promise<number> {
+  const { options } = run;
+  const { stderr, style } = options;
+  const result = await streamTask({
+    runtimes: options.factory,
+    workDir: options.workDir,
+    sessionId: options.sessionId,
+    prompt: options.prompt,
+    write: (line) => options.stdout.write(line),
+    signal: run.stop,
+  });
+  if (result.ok) {
+    switch (result.end.type) {
+      case 'task_completed':
+        return exitStatus.completed;
+      case 'task_canceled':
+        return statusForSignal(run.stopSignal() ?? 'SIGINT');
+      case 'task_failed':
+        return exitStatus.failed;
+    }
+  }
+  const problem = 'error' in result ? result.error.message : `the output closed: ${result.closed.message}`;
+  await stderr.line(`${style.red('claw:')} ${problem}`).catch(() => undefined);
+  return 'error' in result && isUserError(result.error) ? exitStatus.usage : exitStatus.failed;
 }
 
 interface OneShotApprovals {
@@ -123,10 +157,7 @@ interface OneShotApprovals {
  * terminal; stdin is then read only for the answers), else nobody, which denies with a note.
  * When the terminal's input ends, later questions are denied too.
  */
-function oneShotApprovals(
-  options: OneShotOptions,
-  events: EventWriter | undefined,
-): OneShotApprovals {
+function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
   const { stderr, style, mode } = options;
   const unattended = new UnattendedApprovals({
     explain: (prompt) => stderr.line(style.dim(`claw: ${unattendedDenial(prompt, mode)}`)),
@@ -136,16 +167,13 @@ function oneShotApprovals(
     return { handler: unattended, listen: () => undefined, cancelAll: () => undefined };
   }
   const approvals = new TerminalApprovals({
-    ...(events === undefined
-      ? {}
-      : { announce: (prompt) => events.emit(approvalRequestEvent(prompt)) }),
     ask: async (prompt) => {
       await stderr.endLine();
       await stderr.write(approvalQuestion(prompt, style));
     },
   });
   let inputEnded = false;
-  const result: OneShotApprovals = {
+  return {
     handler: {
       approve: (prompt, signal) =>
         inputEnded ? unattended.approve(prompt, signal) : approvals.approve(prompt, signal),
@@ -165,7 +193,6 @@ function oneShotApprovals(
       return input;
     },
   };
-  return result;
 }
 
 function answerLine(line: string, approvals: TerminalApprovals, stderr: Output, style: Style) {

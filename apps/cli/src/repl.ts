@@ -32,10 +32,10 @@ export interface ReplOptions {
   approvals: TerminalApprovals;
   /** Starts a task for a line typed while idle (the runtime's `start`). */
   start(prompt: string): Task;
-  /** Empties the conversation; undefined when the session cannot do that. */
-  clear: (() => Promise<void>) | undefined;
-  /** Lines for `/sessions`; undefined when sessions are not kept on disk. */
-  listSessions?: (() => Promise<string[]>) | undefined;
+  /** Empties the conversation (`/clear`; token totals are kept). */
+  clear(): Promise<void>;
+  /** Lines for `/sessions`. */
+  listSessions(): Promise<string[]>;
 }
 
 /**
@@ -137,13 +137,8 @@ export class Repl {
         this.say(replHelp);
         break;
       case '/clear': {
-        const clear = this.options.clear;
-        if (clear === undefined) {
-          this.say(style.yellow('/clear is not supported by this session yet: the conversation is kept'));
-          break;
-        }
         try {
-          await clear();
+          await this.options.clear();
           this.say('the conversation was cleared (token totals are kept)');
         } catch (error) {
           this.say(style.red(`could not clear the conversation: ${errorMessage(error)}`));
@@ -151,9 +146,8 @@ export class Repl {
         break;
       }
       case '/sessions': {
-        const list = this.options.listSessions;
         try {
-          this.say(list === undefined ? 'sessions are not kept on disk here' : (await list()).join('\n'));
+          this.say((await this.options.listSessions()).join('\n'));
         } catch (error) {
           this.say(style.red(`could not list the sessions: ${errorMessage(error)}`));
         }

@@ -3,8 +3,7 @@ import { TerminalApprovals, approvalQuestion } from './approvals.js';
 import { LineInput, type InputStream } from './line-input.js';
 import type { Output, OutputStream } from './output.js';
 import { Repl, replPrompt } from './repl.js';
-import type { SessionManager } from '@claw/session-store';
-import { clearOf, flushSession, repairNotice, sessionListing } from './session.js';
+import { repairNotice, sessionListing } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 
@@ -17,8 +16,6 @@ export interface TerminalSessionOptions {
   echo: OutputStream;
   output: Output;
   style: Style;
-  /** The workspace's sessions, for `/sessions`. */
-  sessions?: SessionManager;
 }
 
 /**
@@ -47,13 +44,13 @@ export class TerminalSession {
       },
     });
     const runtime = await options.factory.createRuntime({
+      id: 'terminal',
       sessionId: options.sessionId,
       workDir: options.workDir,
       approvalHandler: approvals,
       reporter: createTextReporter({ answer: output, activity: output, style }),
     });
     for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
-    const sessions = options.sessions;
     const input = new LineInput({ input: options.input, echo: options.echo, prompt: replPrompt });
     const repl = new Repl({
       input,
@@ -61,10 +58,8 @@ export class TerminalSession {
       style,
       approvals,
       start: (prompt) => runtime.start(prompt),
-      clear: clearOf(runtime.session),
-      listSessions: sessions === undefined
-        ? undefined
-        : () => sessionListing(sessions, options.sessionId),
+      clear: () => runtime.session.clear(),
+      listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),
     });
     return new TerminalSession(runtime, input, repl);
   }
@@ -83,8 +78,8 @@ export class TerminalSession {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.input.close();
+      // Cancels a running task, stores the session and lets it go.
       await this.runtime.close();
-      await flushSession(this.runtime.session);
     })();
     return this.closing;
   }

@@ -43,10 +43,14 @@ describe('a session killed mid-tool (SES-7, SES-8, ENG-10)', () => {
     expect(started, `the tool never started\n${first.stdout}\n${first.stderr}`).toBe(true);
     first.child.kill('SIGKILL');
     await first.exited;
+    // The killed process left its lock behind (RT-5); the next run takes it over.
+    const lock = path.join(workDir, '.claw', 'sessions', 'crashy.lock');
+    expect(JSON.parse(await readFile(lock, 'utf8'))).toMatchObject({ pid: first.child.pid });
 
     const second = await ClawProcess.run(['-p', 'what happened?', ...args], { env: modelEnv(server.baseURL) });
     expect(second.status, second.stderr).toBe(0);
     expect(second.stderr).toContain('bash call_sleep: started, outcome unknown');
+    expect(existsSync(lock)).toBe(false);
 
     // The request of the second run carries the Observation paired with that call.
     type WireMessage = { role: string; content: unknown; tool_call_id?: string; tool_calls?: Array<{ id: string }> };

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serverEventSchema, type ServerEvent } from '@claw/core';
+import { serverEventSchema, type ServerEvent } from '@claw/channel';
 import type { RecordedRequest } from '@claw/testing/node';
 
 /** The built `claw` (the global setup builds it). */

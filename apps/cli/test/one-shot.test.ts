@@ -18,7 +18,7 @@ const writeNotes = {
 };
 
 describe('claw -p (CLI-5)', () => {
-  it('--output stream-json: only CH-2 events, in order, one final task_completed; the file is written; traces flushed', async () => {
+  it('--output stream-json: only channel events with seq (CLI-7), in order, one final task_completed; the file is written; traces flushed', async () => {
     server = await FakeOpenAIServer.start({
       turns: [
         { textChunks: ['I will ', 'write it.'], ...writeNotes },
@@ -33,13 +33,24 @@ describe('claw -p (CLI-5)', () => {
     expect(result.status, result.stderr).toBe(0);
     const events = parseEvents(result.stdout);
     expect(events.map((event) => event.type)).toEqual([
-      'thinking', 'text_delta', 'text_delta', 'text_completed', 'tool_call', 'tool_result',
-      'thinking', 'text_delta', 'text_completed', 'task_completed',
+      'session_opened', 'task_started', 'state', 'thinking', 'text_delta', 'text_delta', 'usage',
+      'text_completed', 'tool_call', 'tool_result', 'thinking', 'text_delta', 'usage', 'text_completed',
+      'task_completed',
     ]);
-    expect(events[0]).toEqual({ type: 'thinking', turn: 1 });
-    expect(events[4]).toMatchObject({ type: 'tool_call', tool_call_id: 'call_write', tool_name: 'write_file' });
-    expect(events[5]).toMatchObject({ type: 'tool_result', tool_call_id: 'call_write', is_error: false });
-    expect(events.at(-1)).toEqual({ type: 'task_completed', content: 'Done.' });
+    expect(events[0]).toMatchObject({ type: 'session_opened', session_id: 'default', last_seq: 0, state: 'idle' });
+    // Every session event carries the session, its seq (1, 2, 3…), its time and its task.
+    const session = events.slice(1);
+    expect(session.map((event) => ('seq' in event ? event.seq : 0))).toEqual(session.map((_, index) => index + 1));
+    const taskId = events[1]?.type === 'task_started' ? events[1].task_id : '';
+    for (const event of session) {
+      expect(event).toMatchObject({ session_id: 'default', at: expect.any(String) as unknown });
+      if (event.type !== 'state') expect(event).toMatchObject({ task_id: taskId });
+    }
+    expect(events[1]).toMatchObject({ type: 'task_started', content: 'write notes.txt' });
+    expect(events[3]).toMatchObject({ type: 'thinking', turn: 1 });
+    expect(events[8]).toMatchObject({ type: 'tool_call', tool_call_id: 'call_write', tool_name: 'write_file' });
+    expect(events[9]).toMatchObject({ type: 'tool_result', tool_call_id: 'call_write', is_error: false });
+    expect(events.at(-1)).toMatchObject({ type: 'task_completed', content: 'Done.', task_id: taskId, seq: 14 });
     expect(await readFile(path.join(workDir, 'notes.txt'), 'utf8')).toBe('hello world\n');
     // Diagnostics go to stderr, never between the events.
     expect(result.stderr).toMatch(/bash isolation: /);
@@ -77,7 +88,7 @@ describe('claw -p (CLI-5)', () => {
     const observation = messagesOf(server.requests[1]).find((message) => message.role === 'tool');
     expect(observation?.content).toMatch(/permission denied: .*write_file will write notes\.txt/s);
     expect(existsSync(path.join(workDir, 'notes.txt'))).toBe(false);
-    expect(events.at(-1)).toEqual({ type: 'task_completed', content: 'I could not write it.' });
+    expect(events.at(-1)).toMatchObject({ type: 'task_completed', content: 'I could not write it.' });
   });
 
   it('--approval allow does not cover bash when bash is not isolated: denied, and stderr says why', async () => {
@@ -127,7 +138,7 @@ describe('claw -p (CLI-5)', () => {
     expect(await eventually(async () => server?.requests.length === 1)).toBe(true);
     claw.child.kill('SIGINT');
     expect(await claw.exited).toBe(130);
-    expect(parseEvents(claw.stdout).at(-1)).toEqual({ type: 'task_canceled', reason: 'canceled by SIGINT' });
+    expect(parseEvents(claw.stdout).at(-1)).toMatchObject({ type: 'task_canceled', reason: 'canceled by SIGINT' });
   });
 
   it('--session: an existing session is resumed by the next run', async () => {

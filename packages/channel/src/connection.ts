@@ -612,6 +612,7 @@ function toChannelError(error: unknown, sessionId?: string): ChannelError {
       code: error.code,
       ...(sessionId === undefined ? {} : { sessionId }),
       cause: error,
+      userError: error.userError,
     });
   }
   return new ChannelError(`internal error: ${errorMessage(error)}`, {

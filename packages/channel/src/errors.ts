@@ -17,9 +17,15 @@ export class ChannelError extends ClawError {
       requestId?: string;
       oldestSeq?: number;
       cause?: unknown;
+      /** True when it stems from a usage or configuration error (see `isUserError`). */
+      userError?: boolean;
     },
   ) {
-    super(message, { code: options.code, cause: options.cause });
+    super(message, {
+      code: options.code,
+      cause: options.cause,
+      ...(options.userError === undefined ? {} : { userError: options.userError }),
+    });
     this.sessionId = options.sessionId;
     this.requestId = options.requestId;
     this.oldestSeq = options.oldestSeq;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ClawError, parseClawConfig, type ClawConfig } from '@claw/core';
+import { ClawUserError, parseClawConfig, type ClawConfig } from '@claw/core';
 
 export type ApprovalMode = 'ask' | 'allow' | 'deny';
 
@@ -67,7 +67,7 @@ export function configPath(workDir: string): string {
 /**
  * Reads `<workDir>/.claw/config.json`; no file is an empty config.
  *
- * @throws ClawError `config_invalid` when the file is not JSON or has a bad or unknown key (the
+ * @throws ClawUserError `config_invalid` when the file is not JSON or has a bad or unknown key (the
  *   message names the file and the key).
  */
 export async function readConfigFile(workDir: string): Promise<ClawConfig> {
@@ -77,7 +77,7 @@ export async function readConfigFile(workDir: string): Promise<ClawConfig> {
     text = await readFile(file, 'utf8');
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return {};
-    throw new ClawError(`could not read ${file}: ${(error as Error).message}`, {
+    throw new ClawUserError(`could not read ${file}: ${(error as Error).message}`, {
       code: 'config_unreadable',
       cause: error,
     });
@@ -86,7 +86,7 @@ export async function readConfigFile(workDir: string): Promise<ClawConfig> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ClawError(
+    throw new ClawUserError(
       `invalid configuration in ${file}: not valid JSON (${(error as Error).message}); fix or remove the file`,
       { code: 'config_invalid', cause: error },
     );
@@ -98,7 +98,7 @@ export async function readConfigFile(workDir: string): Promise<ClawConfig> {
  * Resolves the settings: flag (override) > environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
  * `OPENAI_MODEL`) > `<workDir>/.claw/config.json` > default.
  *
- * @throws ClawError `config_invalid` for a bad config file.
+ * @throws ClawUserError `config_invalid` for a bad config file.
  */
 export async function resolveSettings(options: ResolveSettingsOptions): Promise<Settings> {
   const file = await readConfigFile(options.workDir);

@@ -20,7 +20,10 @@ export type SandboxErrorCode =
 export class SandboxError extends ClawError {
   declare readonly code: SandboxErrorCode;
 
-  constructor(message: string, options: { code: SandboxErrorCode; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { code: SandboxErrorCode; cause?: unknown; userError?: boolean },
+  ) {
     super(message, options);
   }
 }

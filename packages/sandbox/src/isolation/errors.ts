@@ -15,7 +15,10 @@ export type IsolationErrorCode =
 export class IsolationError extends SandboxError {
   declare readonly code: IsolationErrorCode;
 
-  constructor(message: string, options: { code: IsolationErrorCode; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { code: IsolationErrorCode; cause?: unknown; userError?: boolean },
+  ) {
     super(message, options);
   }
 }
@@ -30,7 +33,8 @@ export class IsolationUnavailableError extends IsolationError {
   readonly reason: string;
 
   constructor(message: string, options: { reason: string; cause?: unknown }) {
-    super(message, { code: 'isolation_unavailable', cause: options.cause });
+    // Fixed by installing bubblewrap or changing the setting: a configuration error.
+    super(message, { code: 'isolation_unavailable', cause: options.cause, userError: true });
     this.reason = options.reason;
   }
 }
@@ -42,6 +46,6 @@ export class IsolationUnavailableError extends IsolationError {
  */
 export class IsolationOptionsError extends IsolationError {
   constructor(message: string) {
-    super(message, { code: 'isolation_invalid_options' });
+    super(message, { code: 'isolation_invalid_options', userError: true });
   }
 }
