@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { errorMessage } from '@claw/core';
+import { approvalModes, errorMessage } from '@claw/core';
 import type { ApprovalMode, SettingOverrides, Settings } from '@claw/runtime';
 import { assertSessionId } from '@claw/session-store';
 import { UsageError } from './errors.js';
@@ -7,7 +7,6 @@ import { UsageError } from './errors.js';
 export type OutputFormat = 'text' | 'stream-json';
 
 export const outputFormats: readonly OutputFormat[] = ['text', 'stream-json'];
-export const approvalModes: readonly ApprovalMode[] = ['ask', 'allow', 'deny'];
 
 type NumericSetting = {
   [K in keyof Settings]: Settings[K] extends number ? K : never;

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import nodePath from 'node:path';
 import {
   abortReason,
+  approvalModes,
+  type ApprovalMode,
   type ApprovalDecision,
   type ApprovalGate,
   type ApprovalRequest,
@@ -20,14 +22,7 @@ import {
 } from './handler.js';
 import type { Policy } from './policy.js';
 
-/** The approval modes (`--approval ask|allow|deny`, CLI-6). */
-export const approvalModes = ['ask', 'allow', 'deny'] as const;
-
-/**
- * What happens to a call the policy would ask about: `ask` the handler, `allow` it once without
- * asking (unless the policy requires a human), or `deny` it. Policy denials are never overridden.
- */
-export type ApprovalMode = (typeof approvalModes)[number];
+export { approvalModes, type ApprovalMode };
 
 /** Options of {@link Gate}. */
 export interface GateOptions {

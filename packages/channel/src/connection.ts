@@ -1,24 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  ApprovalNotPendingError,
-  type ApprovalHandler,
-  type ApprovalMode,
-} from '@claw/approval';
-import {
-  ClawError,
-  SerialQueue,
-  errorMessage,
-  type SessionRunState,
-} from '@claw/core';
-import {
-  CursorExpiredError,
-  SessionBusyError,
-  SubscriberLaggedError,
-  type CreateRuntimeOptions,
-  type Runtime,
-} from '@claw/runtime';
+import type { ApprovalHandler, ApprovalMode } from '@claw/approval';
+import { SerialQueue, type SessionRunState } from '@claw/core';
+import type { CreateRuntimeOptions, Runtime } from '@claw/runtime';
 import { isValidSessionId } from '@claw/session-store';
-import { ChannelError } from './errors.js';
+import { ChannelSession, errorEvent, type ChannelRole } from './channel-session.js';
+import { ChannelError, toChannelError } from './errors.js';
 import {
   OutboundQueue,
   type ChannelWriter,
@@ -28,7 +14,6 @@ import {
 import {
   parseClientMessage,
   protocolVersion,
-  toWireMessage,
   type ClientMessage,
   type ClientMessageOf,
   type ServerEvent,
@@ -47,8 +32,6 @@ export interface WelcomeSession {
   last_seq: number;
   updated_at: string;
 }
-
-export type ChannelRole = 'controller' | 'observer';
 
 export interface ChannelConnectionOptions {
   runtimes: RuntimeSource;
@@ -84,14 +67,6 @@ export interface ChannelConnectionOptions {
   endTasksOnClose?: boolean;
 }
 
-interface OpenSession {
-  id: string;
-  runtime: Runtime;
-  role: ChannelRole;
-  /** Aborts the current subscription (re-open, close). */
-  follow: AbortController;
-}
-
 /** What `open` did. */
 export type OpenResult =
   | { ok: true; sessionId: string; lastSeq: number }
@@ -120,7 +95,7 @@ export class ChannelConnection {
   readonly name: string;
   private readonly options: ChannelConnectionOptions;
   private readonly out: OutboundQueue;
-  private readonly sessions = new Map<string, OpenSession>();
+  private readonly sessions = new Map<string, ChannelSession>();
   private readonly opening = new Set<string>();
   private readonly messages = new SerialQueue();
   private authenticated: boolean;
@@ -236,8 +211,7 @@ export class ChannelConnection {
 
   /** Cancels a session's task, as an `interrupt` would (for an in-process Ctrl-C). */
   interrupt(reason: string, sessionId?: string): void {
-    const session = this.sessionFor(sessionId);
-    session.runtime.cancel(new Error(reason));
+    this.sessionFor(sessionId).runtime.cancel(new Error(reason));
   }
 
   /** Sends an event that is not a session's (e.g. `server_stopping`). */
@@ -260,7 +234,7 @@ export class ChannelConnection {
       const open = [...this.sessions.values()];
       this.sessions.clear();
       const end = this.options.endTasksOnClose === true;
-      await Promise.allSettled(open.map((session) => this.detach(session, end)));
+      await Promise.allSettled(open.map((session) => session.detach(end, this.name)));
       this.resolveClosed(reason);
     })();
     return this.closing;
@@ -291,19 +265,11 @@ export class ChannelConnection {
       case 'prompt':
         await this.startTask(message.session_id, message.content);
         return;
-      case 'interrupt': {
-        const session = this.controllerFor(message.session_id);
-        if (session.runtime.activeTask === undefined) {
-          throw new ChannelError(`session ${JSON.stringify(session.id)} has no running task`, {
-            code: 'not_running',
-            sessionId: session.id,
-          });
-        }
-        session.runtime.cancel(new Error(`interrupted by ${this.name}`));
+      case 'interrupt':
+        this.sessionFor(message.session_id).interrupt(`interrupted by ${this.name}`);
         return;
-      }
       case 'approval_response':
-        this.answer(message);
+        this.sessionFor(message.session_id).answer(message.request_id, message.decision, this.name);
         return;
       case 'close':
         await this.closeSession(message);
@@ -347,194 +313,75 @@ export class ChannelConnection {
       );
     }
     const role = options.role ?? 'controller';
-    let session = this.sessions.get(id);
-    if (session === undefined) {
-      if (this.sessions.size + this.opening.size >= (this.options.maxSessions ?? 64)) {
-        throw new ChannelError(
-          `this connection has ${this.sessions.size} sessions open, the most it may; close one first`,
-          { code: 'too_many_sessions', sessionId: id },
-        );
-      }
-      const workDir = allowedWorkDir(this.options.workspaces, options.workdir);
-      this.opening.add(id);
-      let runtime: Runtime;
-      try {
-        runtime = await this.options.runtimes.createRuntime({
-          id: `${this.name}:${id}`,
-          sessionId: id,
-          workDir,
-          ...(this.options.approvalHandler === undefined
-            ? {}
-            : { approvalHandler: this.options.approvalHandler }),
-          ...(this.options.approval === undefined ? {} : { approval: this.options.approval }),
-        });
-      } catch (error) {
-        throw toChannelError(error, id);
-      } finally {
-        this.opening.delete(id);
-      }
-      if (this.closing !== undefined) {
-        await runtime.close({ cancel: false });
-        throw new ChannelError('the connection is closed', { code: 'closed', sessionId: id });
-      }
-      session = { id, runtime, role, follow: new AbortController() };
-      this.sessions.set(id, session);
-    } else {
-      // Opened again (a resync): the old subscription ends, the new cursor counts.
-      session.follow.abort();
-      session = { ...session, role, follow: new AbortController() };
-      this.sessions.set(id, session);
-    }
-    const view = session.runtime.snapshot();
-    let after: number;
-    if (options.after === undefined || options.after === 'latest') {
-      after = view.seq;
-    } else {
-      after = options.after;
-      // A cursor that cannot be served is refused before anything else is sent.
-      const problem = this.cursorProblem(session, after);
-      if (problem !== undefined) {
+    const existing = this.sessions.get(id);
+    // Opened again (a resync): the old subscription ends, the new cursor counts.
+    const session = existing ?? (await this.attach(id, options.workdir, role));
+    try {
+      return { id, lastSeq: session.open(role, options.after) };
+    } catch (error) {
+      if (existing === undefined) {
         this.sessions.delete(id);
-        await this.detach(session, false);
-        throw problem;
+        await session.detach(false, this.name);
       }
-    }
-    this.send({
-      type: 'session_opened',
-      session_id: id,
-      state: view.state,
-      last_seq: view.seq,
-      pending_approvals: view.pendingApprovals,
-      role,
-      workdir: session.runtime.workDir,
-    });
-    if (options.after === undefined) {
-      this.send({
-        type: 'history',
-        session_id: id,
-        seq: view.seq,
-        messages: view.history.map(toWireMessage),
-      });
-    }
-    void this.follow(session, after);
-    return { id, lastSeq: view.seq };
-  }
-
-  /** Why the session's log cannot replay after `after`; undefined when it can. */
-  private cursorProblem(session: OpenSession, after: number): ChannelError | undefined {
-    try {
-      // The check is made when `events` is called; an iterator never iterated holds nothing.
-      void session.runtime.events({ after });
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof CursorExpiredError)) throw error;
-      return new ChannelError(error.message, {
-        code: 'cursor_expired',
-        sessionId: session.id,
-        oldestSeq: error.oldestSeq,
-      });
-    }
-  }
-
-  /** Forwards the session's events from `after` on to the client, until it closes. */
-  private async follow(session: OpenSession, after: number): Promise<void> {
-    const { signal } = session.follow;
-    let cursor = after;
-    for (;;) {
-      try {
-        for await (const event of session.runtime.events({ after: cursor, signal })) {
-          cursor = event.seq;
-          this.send(event);
-        }
-        return;
-      } catch (error) {
-        if (signal.aborted) return;
-        // Behind the log's bound: catch up from where we were, the outbound queue is the limit.
-        if (error instanceof SubscriberLaggedError) {
-          cursor = error.lastSeq;
-          continue;
-        }
-        this.sendError(
-          error instanceof CursorExpiredError
-            ? new ChannelError(error.message, {
-                code: 'cursor_expired',
-                sessionId: session.id,
-                oldestSeq: error.oldestSeq,
-              })
-            : toChannelError(error, session.id),
-        );
-        return;
-      }
-    }
-  }
-
-  private async startTask(sessionId: string | undefined, content: string): Promise<string> {
-    // A prompt on a connection with no session opens one (the seed's flow).
-    if (sessionId === undefined && this.sessions.size === 0) {
-      await this.openSession({});
-    } else if (sessionId !== undefined && !this.sessions.has(sessionId)) {
-      throw notOpen(sessionId);
-    }
-    const session = this.controllerFor(sessionId);
-    try {
-      return session.runtime.start(content).id;
-    } catch (error) {
-      if (error instanceof SessionBusyError) {
-        throw new ChannelError(
-          `session ${JSON.stringify(session.id)} is already running a task (${error.taskId}); ` +
-          'wait for it to end, or interrupt it',
-          { code: 'session_busy', sessionId: session.id, cause: error },
-        );
-      }
-      throw toChannelError(error, session.id);
-    }
-  }
-
-  private answer(message: ClientMessageOf<'approval_response'>): void {
-    const session = this.sessionFor(message.session_id);
-    const notPending = (why: string): ChannelError =>
-      new ChannelError(why, {
-        code: 'approval_not_pending',
-        sessionId: session.id,
-        requestId: message.request_id,
-      });
-    if (session.role !== 'controller') {
-      throw notPending(
-        `this connection watches session ${JSON.stringify(session.id)} as an observer and ` +
-        'cannot answer its approvals; open it as a controller to answer',
-      );
-    }
-    try {
-      session.runtime.respond(message.request_id, message.decision, this.name);
-    } catch (error) {
-      if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
       throw error;
     }
   }
 
+  /** A runtime on the session, for this connection. */
+  private async attach(
+    id: string,
+    workdir: string | undefined,
+    role: ChannelRole,
+  ): Promise<ChannelSession> {
+    if (this.sessions.size + this.opening.size >= (this.options.maxSessions ?? 64)) {
+      throw new ChannelError(
+        `this connection has ${this.sessions.size} sessions open, the most it may; close one first`,
+        { code: 'too_many_sessions', sessionId: id },
+      );
+    }
+    const workDir = allowedWorkDir(this.options.workspaces, workdir);
+    this.opening.add(id);
+    let runtime: Runtime;
+    try {
+      runtime = await this.options.runtimes.createRuntime({
+        id: `${this.name}:${id}`,
+        sessionId: id,
+        workDir,
+        ...(this.options.approvalHandler === undefined
+          ? {}
+          : { approvalHandler: this.options.approvalHandler }),
+        ...(this.options.approval === undefined ? {} : { approval: this.options.approval }),
+      });
+    } catch (error) {
+      throw toChannelError(error, id);
+    } finally {
+      this.opening.delete(id);
+    }
+    if (this.closing !== undefined) {
+      await runtime.close({ cancel: false });
+      throw new ChannelError('the connection is closed', { code: 'closed', sessionId: id });
+    }
+    const session = new ChannelSession({ runtime, role, send: (event) => this.send(event) });
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  private async startTask(sessionId: string | undefined, content: string): Promise<string> {
+    // A prompt on a connection with no session opens one (the seed's flow).
+    if (sessionId === undefined && this.sessions.size === 0) await this.openSession({});
+    return this.sessionFor(sessionId).prompt(content);
+  }
+
   private async closeSession(message: ClientMessageOf<'close'>): Promise<void> {
     const session = this.sessionFor(message.session_id);
-    if (message.end === true && session.role !== 'controller') {
-      throw new ChannelError('an observer cannot end a session\'s task', {
-        code: 'not_controller',
-        sessionId: session.id,
-      });
-    }
+    const end = message.end === true;
+    if (end) session.requireController('end its task');
     this.sessions.delete(session.id);
-    await this.detach(session, message.end === true);
-    this.send({ type: 'session_closed', session_id: session.id, ended: message.end === true });
+    await session.detach(end, this.name);
+    this.send({ type: 'session_closed', session_id: session.id, ended: end });
   }
 
-  /** Leaves a session: the subscription ends; `end` also cancels its task (CH-11). */
-  private async detach(session: OpenSession, end: boolean): Promise<void> {
-    session.follow.abort();
-    if (end && session.role === 'controller') {
-      session.runtime.cancel(new Error(`ended by ${this.name}`));
-    }
-    await session.runtime.close({ cancel: false });
-  }
-
-  private sessionFor(sessionId: string | undefined): OpenSession {
+  private sessionFor(sessionId: string | undefined): ChannelSession {
     if (sessionId !== undefined) {
       const session = this.sessions.get(sessionId);
       if (session === undefined) throw notOpen(sessionId);
@@ -555,18 +402,6 @@ export class ChannelConnection {
     return only;
   }
 
-  private controllerFor(sessionId: string | undefined): OpenSession {
-    const session = this.sessionFor(sessionId);
-    if (session.role !== 'controller') {
-      throw new ChannelError(
-        `this connection watches session ${JSON.stringify(session.id)} as an observer; open ` +
-        'it as a controller to prompt or interrupt',
-        { code: 'not_controller', sessionId: session.id },
-      );
-    }
-    return session;
-  }
-
   private nextSessionId(): string {
     if (this.options.newSessionId !== undefined) return this.options.newSessionId();
     this.counter += 1;
@@ -574,15 +409,7 @@ export class ChannelConnection {
   }
 
   private sendError(error: unknown): void {
-    const channelError = toChannelError(error);
-    this.send({
-      type: 'error',
-      code: channelError.code,
-      message: channelError.message,
-      ...(channelError.sessionId === undefined ? {} : { session_id: channelError.sessionId }),
-      ...(channelError.requestId === undefined ? {} : { request_id: channelError.requestId }),
-      ...(channelError.oldestSeq === undefined ? {} : { oldest_seq: channelError.oldestSeq }),
-    });
+    this.send(errorEvent(toChannelError(error)));
   }
 
   private async refuse(why: string): Promise<void> {
@@ -603,23 +430,6 @@ function notOpen(sessionId: string): ChannelError {
     `session ${JSON.stringify(sessionId)} is not open on this connection: send open first`,
     { code: 'session_not_open', sessionId },
   );
-}
-
-function toChannelError(error: unknown, sessionId?: string): ChannelError {
-  if (error instanceof ChannelError) return error;
-  if (error instanceof ClawError) {
-    return new ChannelError(error.message, {
-      code: error.code,
-      ...(sessionId === undefined ? {} : { sessionId }),
-      cause: error,
-      userError: error.userError,
-    });
-  }
-  return new ChannelError(`internal error: ${errorMessage(error)}`, {
-    code: 'internal_error',
-    ...(sessionId === undefined ? {} : { sessionId }),
-    cause: error,
-  });
 }
 
 /** Compares tokens in constant time (SEC-2): equal-length digests, whatever the inputs. */

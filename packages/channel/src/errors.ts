@@ -1,4 +1,4 @@
-import { ClawError } from '@claw/core';
+import { ClawError, errorMessage } from '@claw/core';
 
 /**
  * A client message that could not be carried out; it becomes an `error` event with this `code`
@@ -30,4 +30,22 @@ export class ChannelError extends ClawError {
     this.requestId = options.requestId;
     this.oldestSeq = options.oldestSeq;
   }
+}
+
+/** Any failure as a `ChannelError` (a `ClawError` keeps its code and `userError`). */
+export function toChannelError(error: unknown, sessionId?: string): ChannelError {
+  if (error instanceof ChannelError) return error;
+  if (error instanceof ClawError) {
+    return new ChannelError(error.message, {
+      code: error.code,
+      ...(sessionId === undefined ? {} : { sessionId }),
+      cause: error,
+      userError: error.userError,
+    });
+  }
+  return new ChannelError(`internal error: ${errorMessage(error)}`, {
+    code: 'internal_error',
+    ...(sessionId === undefined ? {} : { sessionId }),
+    cause: error,
+  });
 }

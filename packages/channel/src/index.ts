@@ -20,7 +20,7 @@ export {
   type ServerEventType,
   type WireMessage,
 } from './protocol.js';
-export { ChannelError } from './errors.js';
+export { ChannelError, toChannelError } from './errors.js';
 export {
   OutboundQueue,
   defaultOutboundLimits,
@@ -28,10 +28,10 @@ export {
   type CloseReason,
   type OutboundLimits,
 } from './outbound-queue.js';
+export { ChannelSession, type ChannelRole } from './channel-session.js';
 export {
   ChannelConnection,
   type ChannelConnectionOptions,
-  type ChannelRole,
   type OpenOptions,
   type OpenResult,
   type RuntimeSource,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ClawUserError } from './errors.js';
+import { approvalModes } from './events.js';
 
 const positiveInt = z.number().int().positive();
 /** Budgets: a number ≤ 0 means unlimited. */
@@ -33,7 +34,7 @@ export const clawConfigSchema = z
     firstTokenTimeoutMs: milliseconds,
     retries: z.number().int().nonnegative(),
     contextWindowTokens: positiveInt,
-    approval: z.enum(['ask', 'allow', 'deny']),
+    approval: z.enum(approvalModes),
     prices: z.record(z.string().min(1), modelPriceSchema),
     /** Bash isolation (SBX-4): `required` refuses to run bash without it. */
     sandbox: z

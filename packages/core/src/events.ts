@@ -9,6 +9,13 @@ import type { RiskLevel } from './tools.js';
 export const approvalDecisions = ['allow_once', 'allow_session', 'deny'] as const;
 export type ApprovalDecision = (typeof approvalDecisions)[number];
 
+/**
+ * What happens to a call the policy would ask about (`--approval`, CLI-6): `ask` a person, `allow`
+ * it once without asking (unless only a person may), or `deny` it. Policy denials always stand.
+ */
+export const approvalModes = ['ask', 'allow', 'deny'] as const;
+export type ApprovalMode = (typeof approvalModes)[number];
+
 /** What a session is doing (the `state` event, RT-4 snapshots). */
 export const sessionRunStates = ['idle', 'running', 'awaiting_approval'] as const;
 export type SessionRunState = (typeof sessionRunStates)[number];

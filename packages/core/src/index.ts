@@ -50,10 +50,12 @@ export type {
 export type { Reporter, ToolResultReport, UsageReport } from './reporter.js';
 export {
   approvalDecisions,
+  approvalModes,
   isTaskEndEvent,
   sessionRunStates,
   taskEndEventTypes,
   type ApprovalDecision,
+  type ApprovalMode,
   type BudgetsLeft,
   type SessionEvent,
   type SessionEventBody,

@@ -1,8 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ClawUserError, parseClawConfig, type ClawConfig } from '@claw/core';
+import {
+  ClawUserError,
+  parseClawConfig,
+  type ApprovalMode,
+  type ClawConfig,
+} from '@claw/core';
+import { defaultContextWindowTokens, defaultMaxTurns } from '@claw/engine';
+import { retryingProviderDefaults } from '@claw/provider';
 
-export type ApprovalMode = 'ask' | 'allow' | 'deny';
+export type { ApprovalMode };
 
 /** Every setting the factory needs, resolved (RT-2, CLI-6). */
 export interface Settings {
@@ -28,19 +35,24 @@ export interface Settings {
   sandbox: { isolation: 'auto' | 'required' | 'off'; allowNetwork: boolean };
 }
 
+/**
+ * The defaults of the factory (RT-2, CLI-6). Where a package has its own default, it is taken
+ * from there, so the two never drift apart.
+ */
 export const defaultSettings: Readonly<Omit<Settings, 'apiKey' | 'baseUrl' | 'approval'>> = {
   model: 'gpt-4.1-mini',
-  maxTurns: 20,
+  maxTurns: defaultMaxTurns,
   maxSessionTokens: 200_000,
   maxRunTokens: 0,
   maxSubagents: 3,
   maxSessionCostUsd: 0,
   maxRunCostUsd: 0,
   toolTimeBudgetMs: 120_000,
-  callTimeoutMs: 60_000,
-  firstTokenTimeoutMs: 15_000,
-  retries: 2,
-  contextWindowTokens: 128_000,
+  callTimeoutMs: retryingProviderDefaults.callTimeoutMs,
+  firstTokenTimeoutMs: retryingProviderDefaults.firstTokenTimeoutMs,
+  // Attempts are the first call plus the retries.
+  retries: retryingProviderDefaults.attempts - 1,
+  contextWindowTokens: defaultContextWindowTokens,
   prices: {},
   sandbox: { isolation: 'auto', allowNetwork: false },
 };

@@ -1,0 +1,210 @@
+import { ApprovalNotPendingError } from '@claw/approval';
+import type { ApprovalDecision } from '@claw/core';
+import {
+  CursorExpiredError,
+  SessionBusyError,
+  SubscriberLaggedError,
+  type Runtime,
+} from '@claw/runtime';
+import { ChannelError, toChannelError } from './errors.js';
+import { toWireMessage, type ServerEvent } from './protocol.js';
+
+export type ChannelRole = 'controller' | 'observer';
+
+/**
+ * One session as one connection has it open (CH-9, CH-10): its runtime (attached to the
+ * session's host), the connection's role in it, and the subscription that forwards the session's
+ * events to the connection. A controller prompts, interrupts and answers approvals; an observer
+ * only watches.
+ */
+export class ChannelSession {
+  readonly id: string;
+  readonly runtime: Runtime;
+  private currentRole: ChannelRole;
+  private readonly send: (event: ServerEvent) => void;
+  private subscription = new AbortController();
+
+  constructor(options: {
+    runtime: Runtime;
+    role: ChannelRole;
+    send: (event: ServerEvent) => void;
+  }) {
+    this.runtime = options.runtime;
+    this.id = options.runtime.sessionId;
+    this.currentRole = options.role;
+    this.send = options.send;
+  }
+
+  get role(): ChannelRole {
+    return this.currentRole;
+  }
+
+  /**
+   * (Re)starts the subscription: answers `session_opened`, then the history (`after`
+   * undefined), or the events after `after` (a number), or only new events (`'latest'`); then the
+   * live events. A cursor that cannot be served is refused before anything is sent.
+   *
+   * @throws ChannelError `cursor_expired` with the oldest seq the session can replay from.
+   */
+  open(role: ChannelRole, after: number | 'latest' | undefined): number {
+    const view = this.runtime.snapshot();
+    const cursor = typeof after === 'number' ? after : view.seq;
+    if (typeof after === 'number') this.checkCursor(after);
+    this.subscription.abort();
+    this.subscription = new AbortController();
+    this.currentRole = role;
+    this.send({
+      type: 'session_opened',
+      session_id: this.id,
+      state: view.state,
+      last_seq: view.seq,
+      pending_approvals: view.pendingApprovals,
+      role,
+      workdir: this.runtime.workDir,
+    });
+    if (after === undefined) {
+      this.send({
+        type: 'history',
+        session_id: this.id,
+        seq: view.seq,
+        messages: view.history.map(toWireMessage),
+      });
+    }
+    void this.follow(cursor, this.subscription.signal);
+    return view.seq;
+  }
+
+  /**
+   * Starts a task.
+   *
+   * @throws ChannelError `not_controller`, `session_busy`.
+   */
+  prompt(content: string): string {
+    this.requireController('prompt or interrupt');
+    try {
+      return this.runtime.start(content).id;
+    } catch (error) {
+      if (error instanceof SessionBusyError) {
+        throw new ChannelError(
+          `session ${JSON.stringify(this.id)} is already running a task (${error.taskId}); wait ` +
+          'for it to end, or interrupt it',
+          { code: 'session_busy', sessionId: this.id, cause: error },
+        );
+      }
+      throw toChannelError(error, this.id);
+    }
+  }
+
+  /**
+   * Cancels the session's task (CH-4).
+   *
+   * @throws ChannelError `not_controller`, `not_running`.
+   */
+  interrupt(reason: string): void {
+    this.requireController('prompt or interrupt');
+    if (this.runtime.activeTask === undefined) {
+      throw new ChannelError(`session ${JSON.stringify(this.id)} has no running task`, {
+        code: 'not_running',
+        sessionId: this.id,
+      });
+    }
+    this.runtime.cancel(new Error(reason));
+  }
+
+  /**
+   * Answers an approval; the first answer wins (CH-10).
+   *
+   * @throws ChannelError `approval_not_pending` (also for an observer's answer).
+   */
+  answer(requestId: string, decision: ApprovalDecision, by: string): void {
+    const notPending = (why: string): ChannelError =>
+      new ChannelError(why, { code: 'approval_not_pending', sessionId: this.id, requestId });
+    if (this.currentRole !== 'controller') {
+      throw notPending(
+        `this connection watches session ${JSON.stringify(this.id)} as an observer and cannot ` +
+        'answer its approvals; open it as a controller to answer',
+      );
+    }
+    try {
+      this.runtime.respond(requestId, decision, by);
+    } catch (error) {
+      if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
+      throw error;
+    }
+  }
+
+  /** Leaves the session: the subscription ends; `end` (a controller's) also cancels its task. */
+  async detach(end: boolean, by: string): Promise<void> {
+    this.subscription.abort();
+    if (end && this.currentRole === 'controller') this.runtime.cancel(new Error(`ended by ${by}`));
+    await this.runtime.close({ cancel: false });
+  }
+
+  /** @throws ChannelError `not_controller` */
+  requireController(what: string): void {
+    if (this.currentRole === 'controller') return;
+    throw new ChannelError(
+      `this connection watches session ${JSON.stringify(this.id)} as an observer; open it as a ` +
+      `controller to ${what}`,
+      { code: 'not_controller', sessionId: this.id },
+    );
+  }
+
+  /** @throws ChannelError `cursor_expired` */
+  private checkCursor(after: number): void {
+    try {
+      // The check is made when `events` is called; an iterator never iterated holds nothing.
+      void this.runtime.events({ after });
+    } catch (error) {
+      if (!(error instanceof CursorExpiredError)) throw error;
+      throw new ChannelError(error.message, {
+        code: 'cursor_expired',
+        sessionId: this.id,
+        oldestSeq: error.oldestSeq,
+      });
+    }
+  }
+
+  /** Forwards the session's events after `after` to the connection, until `signal` aborts. */
+  private async follow(after: number, signal: AbortSignal): Promise<void> {
+    let cursor = after;
+    for (;;) {
+      try {
+        for await (const event of this.runtime.events({ after: cursor, signal })) {
+          cursor = event.seq;
+          this.send(event);
+        }
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        // Behind the log's bound: catch up from where it was; the outbound queue is the limit.
+        if (error instanceof SubscriberLaggedError) {
+          cursor = error.lastSeq;
+          continue;
+        }
+        const failure =
+          error instanceof CursorExpiredError
+            ? new ChannelError(error.message, {
+                code: 'cursor_expired',
+                sessionId: this.id,
+                oldestSeq: error.oldestSeq,
+              })
+            : toChannelError(error, this.id);
+        this.send(errorEvent(failure));
+        return;
+      }
+    }
+  }
+}
+
+/** The `error` event for a failure. */
+export function errorEvent(error: ChannelError): ServerEvent {
+  return {
+    type: 'error',
+    code: error.code,
+    message: error.message,
+    ...(error.sessionId === undefined ? {} : { session_id: error.sessionId }),
+    ...(error.requestId === undefined ? {} : { request_id: error.requestId }),
+    ...(error.oldestSeq === undefined ? {} : { oldest_seq: error.oldestSeq }),
+  };
+}
