@@ -30,6 +30,9 @@ describe('claw --help, --version, bad options (CLI-6)', () => {
     const result = await ClawProcess.run(['--version']);
     expect(result.status).toBe(0);
     expect(result.stdout).toBe(`${packageJson.version}\n`);
+    // A real release version (changesets), not the placeholder of an unreleased package.
+    expect(packageJson.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(packageJson.version).not.toBe('0.0.0');
   });
 
   it('an unknown option exits 2 and says what to do', async () => {
