@@ -1,4 +1,4 @@
-import { abortReason } from '@claw/core';
+import { abortReason, linkAbortSignal } from '@claw/core';
 import { ModelTimeoutError, type ModelTimeoutKind } from './retry-errors.js';
 
 /**
@@ -39,40 +39,32 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
  * `close` clears the timers and the listener on the caller's signal.
  */
 export class AttemptScope {
-  private readonly controller = new AbortController();
+  /** Aborted by this attempt's own timers, and by `close`. */
+  private readonly own = new AbortController();
+  private readonly link: { signal: AbortSignal; dispose: () => void };
   private readonly timers = new Map<ModelTimeoutKind, () => void>();
-  private readonly removeParentListener: () => void;
   private timeout: ModelTimeoutError | undefined;
 
   constructor(
     private readonly parent: AbortSignal | undefined,
     private readonly setTimer: SetTimer,
   ) {
-    if (parent === undefined) {
-      this.removeParentListener = noop;
-    } else if (parent.aborted) {
-      this.controller.abort(parent.reason);
-      this.removeParentListener = noop;
-    } else {
-      const forward = (): void => this.controller.abort(parent.reason);
-      parent.addEventListener('abort', forward, { once: true });
-      this.removeParentListener = () => parent.removeEventListener('abort', forward);
-    }
+    this.link = linkAbortSignal(parent, this.own.signal);
   }
 
   /** The signal to hand to the inner provider. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.link.signal;
   }
 
   /** Starts the timer of `kind`; `ms` ≤ 0 means no limit. */
   startTimer(kind: ModelTimeoutKind, ms: number): void {
-    if (ms <= 0 || this.controller.signal.aborted) return;
+    if (ms <= 0 || this.signal.aborted) return;
     const cancel = this.setTimer(() => {
       this.timers.delete(kind);
-      if (this.controller.signal.aborted) return;
+      if (this.signal.aborted) return;
       this.timeout = new ModelTimeoutError(kind, ms);
-      this.controller.abort(this.timeout);
+      this.own.abort(this.timeout);
     }, ms);
     this.timers.set(kind, cancel);
   }
@@ -84,7 +76,7 @@ export class AttemptScope {
 
   /** Like `promise`, but rejects as soon as the attempt is aborted or timed out. */
   race<T>(promise: Promise<T>): Promise<T> {
-    return raceAbort(promise, this.controller.signal);
+    return raceAbort(promise, this.signal);
   }
 
   /**
@@ -101,7 +93,7 @@ export class AttemptScope {
   close(reason?: Error): void {
     for (const cancel of this.timers.values()) cancel();
     this.timers.clear();
-    this.removeParentListener();
-    if (reason !== undefined && !this.controller.signal.aborted) this.controller.abort(reason);
+    if (reason !== undefined && !this.signal.aborted) this.own.abort(reason);
+    this.link.dispose();
   }
 }

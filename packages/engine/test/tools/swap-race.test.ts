@@ -22,9 +22,18 @@ describe('a symlink swapped between check and use', () => {
     await writeFile(join(ws.workDir, 'real/secret.txt'), 'inside\n');
     await symlink('real', join(ws.workDir, 'dir'));
   });
-  afterEach(async () => {
-    racer?.kill('SIGKILL');
+  /** Kills the racer and waits until it is gone, so it cannot touch the folder being removed. */
+  async function stopRacer(): Promise<void> {
+    const child = racer;
     racer = undefined;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  afterEach(async () => {
+    await stopRacer();
     await ws.remove();
   });
 
@@ -54,7 +63,7 @@ describe('a symlink swapped between check and use', () => {
       }
       if (writeOutcome.status === 'rejected') refused += 1;
     }
-    racer.kill('SIGKILL');
+    await stopRacer();
     // Nothing was written outside, and nothing of ours is left there.
     expect(await readdir(ws.outside)).toEqual(['secret.txt']);
     // The race really happened both ways: some attempts saw the real folder, some were refused.
