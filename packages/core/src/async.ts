@@ -72,3 +72,43 @@ export class SerialQueue {
     return this.tail;
   }
 }
+
+const noop = (): void => undefined;
+
+/**
+ * Settles like `promise`, or rejects with the signal's reason as soon as `signal` aborts, even
+ * when whatever `promise` waits on ignores the signal. The listener is removed when it settles,
+ * and a later rejection of `promise` is handled, never reported as unhandled.
+ */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.then(noop, noop);
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+  });
+}
+
+/**
+ * Ends an async iteration (a model stream) whose consumer is leaving. While a `next()` is still
+ * in flight the iterator cannot run `return()` until that settles, so it is not awaited then
+ * (whoever aborted the `next()` ends the stream); a failure while closing is ignored: the
+ * consumer is done either way.
+ */
+export async function closeIterator(
+  iterator: AsyncIterator<unknown> | undefined,
+  nextPending: boolean,
+): Promise<void> {
+  if (iterator?.return === undefined) return;
+  try {
+    const closing = iterator.return();
+    if (nextPending) closing.then(noop, noop);
+    else await closing;
+  } catch {
+    // Nothing to do: the iteration is over for the consumer.
+  }
+}

@@ -10,7 +10,7 @@ export {
   isUserError,
   throwIfAborted,
 } from './errors.js';
-export { SerialQueue, linkAbortSignal, sleep } from './async.js';
+export { SerialQueue, closeIterator, linkAbortSignal, raceAbort, sleep } from './async.js';
 export {
   addUsage,
   emptyUsage,

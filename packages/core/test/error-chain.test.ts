@@ -93,3 +93,40 @@ describe('linkAbortSignal with several parents', () => {
     expect(linkAbortSignal().signal.aborted).toBe(false);
   });
 });
+
+describe('raceAbort and closeIterator', () => {
+  it('raceAbort settles like the promise, or rejects with the reason at once, leaving no listener', async () => {
+    const { raceAbort } = await import('../src/index.js');
+    const controller = new AbortController();
+    await expect(raceAbort(Promise.resolve(1), controller.signal)).resolves.toBe(1);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    const never = new Promise<never>(() => undefined);
+    const raced = raceAbort(never, controller.signal);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(raced).rejects.toBe(reason);
+    // A promise that rejects after an abort is handled (no unhandled rejection).
+    await expect(raceAbort(Promise.reject(new Error('late')), AbortSignal.abort(reason))).rejects.toBe(reason);
+    await expect(raceAbort(Promise.resolve(2), undefined)).resolves.toBe(2);
+  });
+
+  it('closeIterator ends an iteration, and never waits on a next() still in flight', async () => {
+    const { closeIterator } = await import('../src/index.js');
+    let returned = 0;
+    const iterator: AsyncIterator<number> = {
+      next: () => new Promise(() => undefined),
+      return: async () => {
+        returned += 1;
+        return { done: true, value: undefined };
+      },
+    };
+    await closeIterator(iterator, false);
+    await closeIterator(iterator, true);
+    expect(returned).toBe(2);
+    await closeIterator({ next: () => Promise.resolve({ done: true, value: undefined }) }, false);
+    await closeIterator({
+      next: () => Promise.resolve({ done: true, value: undefined }),
+      return: () => Promise.reject(new Error('broken')),
+    }, false);
+  });
+});

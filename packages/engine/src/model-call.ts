@@ -1,4 +1,5 @@
 import {
+  raceAbort,
   ClawError,
   abortReason,
   throwIfAborted,
@@ -7,7 +8,7 @@ import {
   type Provider,
 } from '@claw/core';
 import type { SafeReporter } from './safe-reporter.js';
-import { StreamPump, untilAborted } from './stream-pump.js';
+import { StreamPump } from './stream-pump.js';
 
 export interface ModelCallOptions {
   provider: Provider;
@@ -52,11 +53,11 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
   });
   try {
     for (;;) {
-      const item = await untilAborted(pump.take(), signal);
+      const item = await raceAbort(pump.take(), signal);
       switch (item.type) {
         case 'text_delta':
           throwIfAborted(signal);
-          await untilAborted(reporter.textDelta(item.delta), signal);
+          await raceAbort(reporter.textDelta(item.delta), signal);
           break;
         case 'completed':
           return item.response;

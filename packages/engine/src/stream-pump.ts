@@ -1,5 +1,11 @@
-import { ClawError, abortReason, linkAbortSignal, type StreamEvent } from '@claw/core';
-import type { ModelResponse } from '@claw/core';
+import {
+  ClawError,
+  closeIterator,
+  linkAbortSignal,
+  raceAbort,
+  type ModelResponse,
+  type StreamEvent,
+} from '@claw/core';
 
 /** What the pump hands on, in the order it arrived. */
 export type PumpItem =
@@ -18,8 +24,6 @@ export interface StreamPumpOptions {
   /** Called for every event as it arrives (a text or tool-call delta, or the reply). */
   onEvent: (event: StreamEvent) => void;
 }
-
-const noop = (): void => undefined;
 
 /**
  * Pulls a provider's stream as fast as the provider produces it into a local queue, apart from
@@ -89,7 +93,7 @@ export class StreamPump {
       for (;;) {
         if (stop.aborted) return;
         nextPending = true;
-        const result = await untilAborted(iterator.next(), stop);
+        const result = await raceAbort(iterator.next(), stop);
         nextPending = false;
         if (result.done === true) {
           this.push({ type: 'ended' });
@@ -109,40 +113,5 @@ export class StreamPump {
       this.finished = true;
       await closeIterator(iterator, nextPending);
     }
-  }
-}
-
-/**
- * Like `promise`, but rejects with the signal's reason as soon as `signal` aborts, even when what
- * `promise` waits on ignores the signal. The listener is removed when it settles; a later
- * rejection of `promise` is handled, never reported as unhandled.
- */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.then(noop, noop);
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
-  });
-}
-
-/**
- * Ends the stream's iteration. While a `next()` is still in flight the iterator cannot run
- * `return()` until that settles, so it is not awaited then: the aborted signal ends the stream.
- */
-async function closeIterator(
-  iterator: AsyncIterator<StreamEvent> | undefined,
-  nextPending: boolean,
-): Promise<void> {
-  if (iterator?.return === undefined) return;
-  try {
-    const closing = iterator.return();
-    if (nextPending) closing.then(noop, noop);
-    else await closing;
-  } catch {
-    // The call is over either way; a failure while closing changes nothing for the caller.
   }
 }

@@ -1,4 +1,4 @@
-import { abortReason, linkAbortSignal } from '@claw/core';
+import { abortReason, linkAbortSignal, raceAbort } from '@claw/core';
 import { ModelTimeoutError, type ModelTimeoutKind } from './retry-errors.js';
 
 /**
@@ -12,26 +12,6 @@ export const defaultSetTimer: SetTimer = (callback, ms) => {
   const timer = setTimeout(callback, ms);
   return () => clearTimeout(timer);
 };
-
-const noop = (): void => undefined;
-
-/**
- * Settles like `promise`, or rejects with the signal's reason as soon as `signal` aborts, even
- * when whatever `promise` waits on ignores the signal. The listener is removed when it settles,
- * and a later rejection of `promise` is handled, never reported as unhandled.
- */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return promise;
-  if (signal.aborted) {
-    promise.then(noop, noop);
-    return Promise.reject(abortReason(signal));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
-  });
-}
 
 /**
  * One attempt of a model call: a child signal for the inner provider that aborts when the

@@ -1,4 +1,6 @@
 import {
+  closeIterator,
+  raceAbort,
   ClawError,
   abortReason,
   sleep as abortableSleep,
@@ -9,7 +11,7 @@ import {
   type Provider,
   type StreamEvent,
 } from '@claw/core';
-import { AttemptScope, defaultSetTimer, raceAbort, type SetTimer } from './attempt-scope.js';
+import { AttemptScope, defaultSetTimer, type SetTimer } from './attempt-scope.js';
 import { classifyError } from './classify.js';
 import { NetworkError, findHttpError } from './errors.js';
 import { PartialResponseError } from './retry-errors.js';
@@ -275,25 +277,6 @@ function hasContent(event: StreamEvent): boolean {
       return event.argumentsDelta !== '' || Boolean(event.id) || Boolean(event.name);
     case 'completed':
       return true;
-  }
-}
-
-/**
- * Ends the inner stream. When a `next()` is still in flight (the attempt was aborted under it),
- * the inner iterator cannot run `return()` until that settles, so it is not awaited: the abort
- * already ends it.
- */
-async function closeIterator(
-  iterator: AsyncIterator<StreamEvent> | undefined,
-  nextPending: boolean,
-): Promise<void> {
-  if (iterator?.return === undefined) return;
-  try {
-    const closing = iterator.return();
-    if (nextPending) closing.then(undefined, () => undefined);
-    else await closing;
-  } catch {
-    // The attempt is over either way; a failure while closing changes nothing for the caller.
   }
 }
 
