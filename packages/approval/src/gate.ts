@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import nodePath from 'node:path';
 import {
   abortReason,
+  raceAbort,
   approvalModes,
   type ApprovalMode,
   type ApprovalDecision,
@@ -174,19 +175,10 @@ export class Gate implements ApprovalGate {
       workDir: request.workDir,
     };
     // The handler should honour the signal; racing it too means one that does not cannot hang us.
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_resolve, reject) => {
-      onAbort = () => reject(abortReason(signal));
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      const answer: unknown = await Promise.race([this.handler.approve(prompt, signal), aborted]);
-      const { decision, reason } = answerParts(answer);
-      if (!isApprovalDecision(decision)) throw invalidDecision(answer);
-      return { decision, reason };
-    } finally {
-      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
-    }
+    const answer: unknown = await raceAbort(this.handler.approve(prompt, signal), signal);
+    const { decision, reason: answerReason } = answerParts(answer);
+    if (!isApprovalDecision(decision)) throw invalidDecision(answer);
+    return { decision, reason: answerReason };
   }
 
   private newGrant(key: string, facts: CallFacts): Grant {

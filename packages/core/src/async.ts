@@ -87,9 +87,24 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
     return Promise.reject(abortReason(signal));
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(abortReason(signal));
+    // The listener goes on whichever comes first: a promise that never settles leaves none.
+    const stop = (): void => signal.removeEventListener('abort', onAbort);
+    const onAbort = (): void => {
+      stop();
+      reject(abortReason(signal));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, reject);
+    promise.then(
+      (value) => {
+        stop();
+        resolve(value);
+      },
+      (error: unknown) => {
+        stop();
+        // Passed on as it is, whatever was thrown.
+        reject(error as Error);
+      },
+    );
   });
 }
 
