@@ -94,17 +94,7 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
       reject(abortReason(signal));
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        stop();
-        resolve(value);
-      },
-      (error: unknown) => {
-        stop();
-        // Passed on as it is, whatever was thrown.
-        reject(error as Error);
-      },
-    );
+    promise.finally(stop).then(resolve, reject);
   });
 }
 
