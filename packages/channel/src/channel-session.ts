@@ -152,17 +152,13 @@ export class ChannelSession {
 
   /** @throws ChannelError `cursor_expired` */
   private checkCursor(after: number): void {
-    try {
-      // The check is made when `events` is called; an iterator never iterated holds nothing.
-      void this.runtime.events({ after });
-    } catch (error) {
-      if (!(error instanceof CursorExpiredError)) throw error;
-      throw new ChannelError(error.message, {
-        code: 'cursor_expired',
-        sessionId: this.id,
-        oldestSeq: error.oldestSeq,
-      });
-    }
+    const error = this.runtime.cursorError(after);
+    if (error === undefined) return;
+    throw new ChannelError(error.message, {
+      code: 'cursor_expired',
+      sessionId: this.id,
+      oldestSeq: error.oldestSeq,
+    });
   }
 
   /** Forwards the session's events after `after` to the connection, until `signal` aborts. */

@@ -88,7 +88,8 @@ interface Subscriber {
   bytesAtStart: number;
   maxEvents: number;
   maxBytes: number;
-  failure: Error | undefined;
+  /** Set once it fell behind; it then ends with `lagged` naming the last event it got. */
+  lagged: boolean;
   wake: (() => void) | undefined;
 }
 
@@ -197,9 +198,11 @@ export class SessionEventLog {
       bytesAtStart: this.committedBytes,
       maxEvents: bound.maxEvents,
       maxBytes: bound.maxBytes,
-      failure: undefined,
+      lagged: false,
       wake: undefined,
     };
+    // Counted from now, read or not: one that never reads ends lagged too (and is let go then).
+    this.subscribers.add(subscriber);
     return this.iterate(subscriber, options.signal);
   }
 
@@ -209,11 +212,12 @@ export class SessionEventLog {
     for (const subscriber of this.subscribers) subscriber.wake?.();
   }
 
-  /** @throws CursorExpiredError */
-  private checkCursor(after: number): void {
+  /** Why `events({ after })` would be refused now; `undefined` when it can be served. */
+  cursorError(after: number): CursorExpiredError | undefined {
     const assigned = this.assignedSeq;
-    if (Number.isInteger(after) && after >= this.oldestSeq - 1 && after <= assigned) return;
-    throw new CursorExpiredError({
+    const servable = Number.isInteger(after) && after >= this.oldestSeq - 1 && after <= assigned;
+    if (servable) return undefined;
+    return new CursorExpiredError({
       cursor: after,
       oldestSeq: this.oldestSeq,
       lastSeq: assigned,
@@ -221,17 +225,22 @@ export class SessionEventLog {
     });
   }
 
+  /** @throws CursorExpiredError */
+  private checkCursor(after: number): void {
+    const error = this.cursorError(after);
+    if (error !== undefined) throw error;
+  }
+
   private async *iterate(
     subscriber: Subscriber,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<SessionEvent, void, undefined> {
-    this.subscribers.add(subscriber);
     const onAbort = (): void => subscriber.wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
       for (;;) {
         if (signal?.aborted === true) throw abortReason(signal);
-        if (subscriber.failure !== undefined) throw subscriber.failure;
+        if (subscriber.lagged) throw new SubscriberLaggedError(subscriber.cursor);
         const next = this.eventAfter(subscriber);
         if (next !== undefined) {
           subscriber.cursor = next.event.seq;
@@ -259,8 +268,8 @@ export class SessionEventLog {
     const index = subscriber.cursor + 1 - this.oldestSeq;
     const kept = index >= 0 ? this.kept[this.keptStart + index] : undefined;
     if (kept === undefined) {
-      subscriber.failure = new SubscriberLaggedError(subscriber.cursor);
-      throw subscriber.failure;
+      subscriber.lagged = true;
+      throw new SubscriberLaggedError(subscriber.cursor);
     }
     return kept;
   }
@@ -277,7 +286,8 @@ export class SessionEventLog {
       const unreadEvents = this.committed - Math.max(subscriber.cursor, subscriber.subscribedAt);
       const unreadBytes = this.committedBytes - subscriber.bytesAtStart;
       if (unreadEvents > subscriber.maxEvents || unreadBytes > subscriber.maxBytes) {
-        subscriber.failure ??= new SubscriberLaggedError(subscriber.cursor);
+        subscriber.lagged = true;
+        this.subscribers.delete(subscriber);
       }
       subscriber.wake?.();
     }

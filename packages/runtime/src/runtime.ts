@@ -3,7 +3,7 @@ import type { ApprovalDecision, Reporter, SessionEvent, SessionRunState } from '
 import type { RunResult } from '@claw/engine';
 import type { PersistentSession } from '@claw/session-store';
 import { RuntimeClosedError } from './errors.js';
-import type { SubscriberBound } from './event-log.js';
+import type { CursorExpiredError, SubscriberBound } from './event-log.js';
 import type { SessionHost, SessionView } from './session-host.js';
 import type { Task } from './task.js';
 
@@ -93,6 +93,11 @@ export class Runtime {
     options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
   ): AsyncIterableIterator<SessionEvent> {
     return this.host.events.events(options);
+  }
+
+  /** Why `events({ after })` would be refused now (`cursor_expired`); undefined when it can. */
+  cursorError(after: number): CursorExpiredError | undefined {
+    return this.host.events.cursorError(after);
   }
 
   /** The session now: history, state, pending approvals, and the seq to subscribe after. */

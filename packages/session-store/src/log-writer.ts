@@ -53,6 +53,8 @@ export class LogWriter implements SessionWriter {
   private persistedSeq: number;
   private needsSnapshot: boolean;
   private conflict: SessionLogError | undefined;
+  /** The write of this tick's changes, once one was asked for. */
+  private scheduled: Promise<void> | undefined;
 
   constructor(options: LogWriterOptions) {
     this.log = options.log;
@@ -67,7 +69,14 @@ export class LogWriter implements SessionWriter {
     this.pending.push({ record, sync: options.sync });
     // After a clear the old history is dead weight, and the new snapshot is small: write it now.
     if (record.change.type === 'clear') this.needsSnapshot = true;
-    return this.queue.run(() => this.persistThrough(record.seq));
+    // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
+    // events) are stored together: one write, and one fsync when any of them needs it.
+    this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.scheduled = undefined;
+      const through = this.state().seq;
+      return this.queue.run(() => this.persistThrough(through));
+    });
+    return this.scheduled;
   }
 
   flush(): Promise<void> {
