@@ -32,6 +32,8 @@ export interface AuditEntry {
 /** Where the gate records its decisions. Append-only. */
 export interface AuditLog {
   record(entry: AuditEntry): Promise<void>;
+  /** Releases what the log holds open (a file); optional. */
+  close?(): Promise<void>;
 }
 
 /** An `AuditLog` in memory, for tests. */

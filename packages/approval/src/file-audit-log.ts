@@ -1,9 +1,8 @@
 import nodePath from 'node:path';
-import { errorMessage } from '@claw/core';
+import { SerialQueue, errorMessage } from '@claw/core';
 import type { AuditEntry, AuditLog } from './audit.js';
 import { AuditLogError } from './errors.js';
-import { nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
-import { SerialQueue } from '@claw/core';
+import { nodeFileSystem, type ApprovalFileHandle, type ApprovalFileSystem } from './file-system.js';
 
 /** Options of {@link FileAuditLog}. */
 export interface FileAuditLogOptions {
@@ -13,18 +12,28 @@ export interface FileAuditLogOptions {
   fileSystem?: ApprovalFileSystem;
 }
 
+interface Batch {
+  lines: string[];
+  written: Promise<void>;
+}
+
 /**
  * The audit log as JSON lines in `<workDir>/.claw/audit.jsonl` (APR-4): one line per entry,
- * appended (the file is never rewritten), one append at a time in the order recorded.
+ * appended (the file is never rewritten), in the order recorded. The file is opened once (for
+ * appending) and kept open until `close`; entries recorded while a write is under way go out
+ * together in the next one, so a wave of tool calls costs one write, not one open, write and
+ * close each.
  *
- * `record` throws an `AuditLogError` (`audit_write_failed`, naming the file) when the line cannot
- * be appended.
+ * `record` resolves once its line was handed to the file, and throws an `AuditLogError`
+ * (`audit_write_failed`, naming the file) when it cannot be appended.
  */
 export class FileAuditLog implements AuditLog {
   /** The audit file. */
   readonly file: string;
   private readonly fileSystem: ApprovalFileSystem;
   private readonly queue = new SerialQueue();
+  private handle: ApprovalFileHandle | undefined;
+  private waiting: Batch | undefined;
 
   constructor(options: FileAuditLogOptions) {
     this.file = nodePath.join(nodePath.resolve(options.workDir), '.claw', 'audit.jsonl');
@@ -33,17 +42,47 @@ export class FileAuditLog implements AuditLog {
 
   record(entry: AuditEntry): Promise<void> {
     const line = `${JSON.stringify(entry)}\n`;
+    let batch = this.waiting;
+    if (batch === undefined) {
+      const next: Batch = { lines: [], written: Promise.resolve() };
+      next.written = this.queue.run(async () => {
+        // From here on, new entries wait for the next write.
+        if (this.waiting === next) this.waiting = undefined;
+        await this.append(next.lines.join(''));
+      });
+      this.waiting = next;
+      batch = next;
+    }
+    batch.lines.push(line);
+    return batch.written;
+  }
+
+  /** Closes the file once the queued writes are done. Recording again reopens it. */
+  close(): Promise<void> {
     return this.queue.run(async () => {
-      try {
-        await this.fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
-        await this.fileSystem.appendFile(this.file, line, 'utf8');
-      } catch (error) {
-        throw new AuditLogError(
-          `Could not append to the audit log ${this.file}: ${errorMessage(error)}. Check that ` +
-          'the .claw folder is writable and the disk has room.',
-          { file: this.file, cause: error },
-        );
-      }
+      const handle = this.handle;
+      this.handle = undefined;
+      await handle?.close().catch(() => undefined);
     });
+  }
+
+  private async append(text: string): Promise<void> {
+    try {
+      if (this.handle === undefined) {
+        await this.fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
+        this.handle = await this.fileSystem.open(this.file, 'a', 0o600);
+      }
+      await this.handle.writeFile(text, 'utf8');
+    } catch (error) {
+      // A broken handle is not reused: the next entry opens the file again.
+      const handle = this.handle;
+      this.handle = undefined;
+      await handle?.close().catch(() => undefined);
+      throw new AuditLogError(
+        `Could not append to the audit log ${this.file}: ${errorMessage(error)}. Check that ` +
+        'the .claw folder is writable and the disk has room.',
+        { file: this.file, cause: error },
+      );
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 
 /** The part of an open file the stores use. */
 export interface ApprovalFileHandle {
@@ -16,11 +16,13 @@ export interface ApprovalFileHandle {
 export interface ApprovalFileSystem {
   readFile(path: string, encoding: 'utf8'): Promise<string>;
   mkdir(path: string, options: { recursive: true }): Promise<unknown>;
-  /** Opens a file; the stores pass `'wx'` (create, fail if it exists) and a mode. */
+  /**
+   * Opens a file; the stores pass `'wx'` (create, fail if it exists) or `'a'` (append, create
+   * when missing) and a mode.
+   */
   open(path: string, flags: string, mode: number): Promise<ApprovalFileHandle>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
-  appendFile(path: string, data: string, encoding: 'utf8'): Promise<void>;
 }
 
 /** `ApprovalFileSystem` on Node's `fs/promises`. */
@@ -30,5 +32,4 @@ export const nodeFileSystem: ApprovalFileSystem = {
   open: (path, flags, mode) => open(path, flags, mode),
   rename: (from, to) => rename(from, to),
   unlink: (path) => unlink(path),
-  appendFile: (path, data, encoding) => appendFile(path, data, encoding),
 };

@@ -1,7 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuditLogError, FileAuditLog, MemoryAuditLog, type AuditEntry } from '../src/index.js';
+import {
+  AuditLogError,
+  FileAuditLog,
+  MemoryAuditLog,
+  nodeFileSystem,
+  type ApprovalFileSystem,
+  type AuditEntry,
+} from '../src/index.js';
 import { removeTempDirs, tempDir } from './fixtures.js';
 
 afterEach(removeTempDirs);
@@ -52,6 +59,46 @@ describe('FileAuditLog (APR-4)', () => {
       file: nodePath.join(workDir, '.claw', 'audit.jsonl'),
     });
     await expect(log.record(entry(2))).rejects.toMatchObject({ code: 'audit_write_failed' });
+  });
+});
+
+describe('FileAuditLog: writes grouped, the file kept open', () => {
+  it('opens the file once and writes entries recorded together in one write, in order', async () => {
+    const workDir = await tempDir();
+    const calls: string[] = [];
+    const fileSystem: ApprovalFileSystem = {
+      ...nodeFileSystem,
+      mkdir: (path, options) => {
+        calls.push('mkdir');
+        return nodeFileSystem.mkdir(path, options);
+      },
+      open: async (path, flags, mode) => {
+        calls.push(`open ${flags}`);
+        const handle = await nodeFileSystem.open(path, flags, mode);
+        return {
+          writeFile: (data, encoding) => {
+            calls.push('write');
+            return handle.writeFile(data, encoding);
+          },
+          sync: () => handle.sync(),
+          close: () => {
+            calls.push('close');
+            return handle.close();
+          },
+        };
+      },
+    };
+    const log = new FileAuditLog({ workDir, fileSystem });
+    const first = Array.from({ length: 4 }, (_unused, index) => entry(index));
+    await Promise.all(first.map((each) => log.record(each)));
+    // A wave later: the same open file, no new mkdir.
+    const second = Array.from({ length: 4 }, (_unused, index) => entry(10 + index));
+    await Promise.all(second.map((each) => log.record(each)));
+    await log.close();
+
+    expect(calls).toEqual(['mkdir', 'open a', 'write', 'write', 'close']);
+    const lines = (await readFile(log.file, 'utf8')).trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line) as AuditEntry)).toEqual([...first, ...second]);
   });
 });
 

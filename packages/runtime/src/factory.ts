@@ -116,10 +116,11 @@ export class RuntimeFactory {
     this.sessions = options.sessions ?? new WorkspaceSessions();
     const grantStore = options.grantStore ?? ((workDir) => new FileGrantStore({ workDir }));
     const auditLog = options.auditLog ?? ((workDir) => new FileAuditLog({ workDir }));
-    this.workspaces = new WorkspaceShared(async (workDir) => ({
-      grants: await grantStore(workDir),
-      audit: await auditLog(workDir),
-    }));
+    this.workspaces = new WorkspaceShared(
+      async (workDir) => ({ grants: await grantStore(workDir), audit: await auditLog(workDir) }),
+      // The audit log keeps its file open while the workspace is used.
+      (workspace) => workspace.audit.close?.(),
+    );
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
   }
 

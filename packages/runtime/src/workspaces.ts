@@ -85,7 +85,11 @@ export class WorkspaceSessions implements SessionSource {
 export class WorkspaceShared<T> {
   private readonly entries = new Map<string, { value: Promise<T>; users: number }>();
 
-  constructor(private readonly make: (workDir: string) => T | Promise<T>) {}
+  constructor(
+    private readonly make: (workDir: string) => T | Promise<T>,
+    /** Called with a value once nothing uses it any more. */
+    private readonly dispose: (value: T) => void | Promise<void> = () => undefined,
+  ) {}
 
   /** The workspace's value and the function that gives this use of it up (call it once). */
   async acquire(workDir: string): Promise<{ value: T; release: () => void }> {
@@ -102,7 +106,10 @@ export class WorkspaceShared<T> {
       if (released) return;
       released = true;
       current.users -= 1;
-      if (current.users === 0 && this.entries.get(root) === current) this.entries.delete(root);
+      if (current.users === 0 && this.entries.get(root) === current) {
+        this.entries.delete(root);
+        void current.value.then(this.dispose).catch(() => undefined);
+      }
     };
     try {
       return { value: await current.value, release };
