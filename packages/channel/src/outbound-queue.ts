@@ -21,6 +21,11 @@ export interface CloseReason {
 export interface ChannelWriter {
   /** Writes one event, encoded as JSON (no newline); resolves once the transport took it. */
   write(json: string, event: ServerEvent): Promise<void> | void;
+  /**
+   * Writes several events at once, in order (e.g. JSON lines in one system call). Optional: the
+   * queue then hands over everything waiting at once instead of one event at a time.
+   */
+  writeBatch?(items: ReadonlyArray<{ json: string; event: ServerEvent }>): Promise<void> | void;
   /** Ends the connection, saying why (WebSocket close code, an `error` line on TCP…). */
   close(reason: CloseReason): void;
 }
@@ -45,6 +50,8 @@ export class OutboundQueue {
   private readonly queue: Queued[] = [];
   private bytes = 0;
   private writing = false;
+  /** How many of the first queued events are being written now (never merged). */
+  private inFlight = 0;
   private closedReason: CloseReason | undefined;
   private readonly drained: Array<() => void> = [];
 
@@ -102,9 +109,10 @@ export class OutboundQueue {
     this.writer.close(reason);
   }
 
-  /** Merges runs of text deltas of the same task; the first event (maybe being written) stays. */
+  /** Merges runs of text deltas of the same task; what is being written is left alone. */
   private coalesce(): void {
-    for (let index = this.queue.length - 1; index > 1; index -= 1) {
+    const firstFree = Math.max(1, this.inFlight);
+    for (let index = this.queue.length - 1; index - 1 >= firstFree; index -= 1) {
       const later = this.queue[index];
       const earlier = this.queue[index - 1];
       if (later === undefined || earlier === undefined) continue;
@@ -132,8 +140,12 @@ export class OutboundQueue {
       while (this.closedReason === undefined) {
         const next = this.queue[0];
         if (next === undefined) break;
+        // What is being written stays in the queue (it counts, and is never merged) until done.
+        const batch = this.writer.writeBatch === undefined ? [next] : [...this.queue];
+        this.inFlight = batch.length;
         try {
-          await this.writer.write(next.json, next.event);
+          if (this.writer.writeBatch === undefined) await this.writer.write(next.json, next.event);
+          else await this.writer.writeBatch(batch);
         } catch (error) {
           this.close({
             code: 'write_failed',
@@ -141,10 +153,11 @@ export class OutboundQueue {
           });
           return;
         }
+        this.inFlight = 0;
         // `close` may have emptied the queue meanwhile.
         if (this.queue[0] === next) {
-          this.queue.shift();
-          this.bytes -= next.json.length;
+          this.queue.splice(0, batch.length);
+          for (const item of batch) this.bytes -= item.json.length;
         }
       }
     } finally {

@@ -54,17 +54,30 @@ export async function streamTask(options: StreamTaskOptions): Promise<StreamTask
     ...(options.approvalHandler === undefined ? {} : { approvalHandler: options.approvalHandler }),
     ...(options.approval === undefined ? {} : { approval: options.approval }),
     writer: {
-      write: async (json: string, event: ServerEvent) => {
-        if (ending) return;
-        await options.write(`${json}\n`);
-        if (isTaskEndEvent(event) && 'task_id' in event && event.task_id === taskId) {
-          ending = true;
-          resolveEnd(event);
-        }
-      },
+      write: (json: string, event: ServerEvent) => writeLines([{ json, event }]),
+      // Everything waiting goes out in one write: one system call for the events of a turn.
+      writeBatch: (items) => writeLines(items),
       close: () => undefined,
     },
   });
+  /** Writes events up to and including the task's end; nothing after it. */
+  async function writeLines(
+    items: ReadonlyArray<{ json: string; event: ServerEvent }>,
+  ): Promise<void> {
+    if (ending) return;
+    let text = '';
+    let end: TaskEndEvent | undefined;
+    for (const { json, event } of items) {
+      text += `${json}\n`;
+      if (isTaskEndEvent(event) && 'task_id' in event && event.task_id === taskId) {
+        end = event;
+        break;
+      }
+    }
+    if (end !== undefined) ending = true;
+    await options.write(text);
+    if (end !== undefined) resolveEnd(end);
+  }
   const onAbort = (): void => {
     if (taskId !== undefined) connection.interrupt(errorMessage(options.signal?.reason));
   };

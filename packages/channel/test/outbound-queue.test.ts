@@ -75,3 +75,40 @@ describe('OutboundQueue (CH-5)', () => {
     expect(closed).toEqual([{ code: 'write_failed', message: 'could not send to the client: EPIPE' }]);
   });
 });
+
+describe('OutboundQueue with writeBatch', () => {
+  it('hands over everything waiting at once, and never merges what is being written', async () => {
+    let release!: () => void;
+    let gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const batches: string[][] = [];
+    const queue = new OutboundQueue(
+      {
+        write: () => {
+          throw new Error('not used when writeBatch is given');
+        },
+        writeBatch: async (items) => {
+          batches.push(items.map((item) => (item.event.type === 'text_delta' ? item.event.content : '')));
+          await gate;
+        },
+        close: () => undefined,
+      },
+      { maxEvents: 4 },
+    );
+    queue.push(delta(1, 'a'));
+    queue.push(delta(2, 'b'));
+    queue.push(delta(3, 'c'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first batch took what was there: 1 (2 and 3 came before the pump ran).
+    const inFlight = batches[0]?.length ?? 0;
+    for (let seq = 4; seq <= 9; seq += 1) queue.push(delta(seq, String.fromCharCode(96 + seq)));
+    const next = gate;
+    gate = Promise.resolve();
+    release();
+    await next;
+    await queue.drain();
+    expect(batches.flat().join('')).toBe('abcdefghi');
+    expect(batches[0]).toHaveLength(inFlight);
+  });
+});
