@@ -72,7 +72,8 @@ export class FileAuditLog implements AuditLog {
         await this.fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
         this.handle = await this.fileSystem.open(this.file, 'a', 0o600);
       }
-      await this.handle.writeFile(text, 'utf8');
+      if (this.handle.appendSync !== undefined) this.handle.appendSync(text);
+      else await this.handle.writeFile(text, 'utf8');
     } catch (error) {
       // A broken handle is not reused: the next entry opens the file again.
       const handle = this.handle;

@@ -1,8 +1,14 @@
+import { writeSync } from 'node:fs';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 
 /** The part of an open file the stores use. */
 export interface ApprovalFileHandle {
   writeFile(data: string, encoding: 'utf8'): Promise<void>;
+  /**
+   * Appends at once, without a round trip through the thread pool; optional (the audit log then
+   * awaits `writeFile`). Throws like `writeFile` rejects.
+   */
+  appendSync?(data: string): void;
   /** Flushes the file's data to the disk (fsync). */
   sync(): Promise<void>;
   close(): Promise<void>;
@@ -29,7 +35,21 @@ export interface ApprovalFileSystem {
 export const nodeFileSystem: ApprovalFileSystem = {
   readFile: (path, encoding) => readFile(path, encoding),
   mkdir: (path, options) => mkdir(path, options),
-  open: (path, flags, mode) => open(path, flags, mode),
+  open: async (path, flags, mode) => {
+    const handle = await open(path, flags, mode);
+    return {
+      writeFile: (data, encoding) => handle.writeFile(data, encoding),
+      appendSync: (data) => {
+        const bytes = Buffer.from(data, 'utf8');
+        // A write to a regular file may be short (a full disk): go on until all is written.
+        for (let offset = 0; offset < bytes.length;) {
+          offset += writeSync(handle.fd, bytes, offset, bytes.length - offset);
+        }
+      },
+      sync: () => handle.sync(),
+      close: () => handle.close(),
+    };
+  },
   rename: (from, to) => rename(from, to),
   unlink: (path) => unlink(path),
 };

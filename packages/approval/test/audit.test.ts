@@ -80,6 +80,10 @@ describe('FileAuditLog: writes grouped, the file kept open', () => {
             calls.push('write');
             return handle.writeFile(data, encoding);
           },
+          appendSync: (data) => {
+            calls.push('write');
+            handle.appendSync?.(data);
+          },
           sync: () => handle.sync(),
           close: () => {
             calls.push('close');

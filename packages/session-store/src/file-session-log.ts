@@ -147,7 +147,8 @@ export class FileSessionLog implements SessionLog {
       .join('');
     try {
       state.handle ??= await this.fileSystem.open(file, appendFlags);
-      await state.handle.writeFile(text, 'utf8');
+      if (state.handle.appendSync !== undefined) state.handle.appendSync(text);
+      else await state.handle.writeFile(text, 'utf8');
       if (options.sync) await state.handle.sync();
     } catch (error) {
       await this.closeHandle(id);

@@ -426,3 +426,34 @@ describe('FileSessionManager: ordering (SES-4)', () => {
     expect(reloaded.cost()).toEqual({ usd: 2, unpricedCalls: 0 });
   });
 });
+
+describe('FileSessionManager on a file system without appendSync', () => {
+  it('appends through writeFile instead, with the same result', async () => {
+    const { nodeSessionFileSystem } = await import('../src/index.js');
+    const workDir = await tempDir();
+    const writes: string[] = [];
+    const fileSystem = {
+      ...nodeSessionFileSystem,
+      open: async (path: string, flags: string | number, mode?: number) => {
+        const handle = await nodeSessionFileSystem.open(path, flags, mode);
+        return {
+          writeFile: (data: string, encoding: 'utf8') => {
+            writes.push(data);
+            return handle.writeFile(data, encoding);
+          },
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        };
+      },
+    };
+    const manager = await newProcess({ workDir, fileSystem });
+    const session = await manager.getOrCreate('s1', { workDir });
+    await session.append(user('one'));
+    await session.append(user('two'));
+    await manager.close();
+    // The snapshot, then the append as a line of its own (the lock is written this way too).
+    const records = writes.filter((data) => data.startsWith('{"v":'));
+    expect(records.map((data) => (JSON.parse(data) as { type: string }).type)).toEqual(['snapshot', 'append']);
+    expect((await (await newProcess({ workDir })).getOrCreate('s1', { workDir })).history()).toEqual([user('one'), user('two')]);
+  });
+});

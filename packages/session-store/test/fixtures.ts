@@ -129,7 +129,22 @@ export class RecordingFileSystem implements SessionFileSystem {
   async open(path: string, flags: string | number, mode?: number): Promise<SessionFileHandle> {
     this.check({ operation: 'open', path, flags });
     const handle = await nodeSessionFileSystem.open(path, flags, mode);
+    const appendSync = handle.appendSync;
     return {
+      // The store appends through this when it is there (as on Node's file system).
+      ...(appendSync === undefined
+        ? {}
+        : {
+            appendSync: (data: string) => {
+              try {
+                this.check({ operation: 'write', path });
+              } catch (error) {
+                if (this.writeHalf) appendSync(data.slice(0, Math.floor(data.length / 2)));
+                throw error;
+              }
+              appendSync(data);
+            },
+          }),
       writeFile: async (data, encoding) => {
         try {
           this.check({ operation: 'write', path });
