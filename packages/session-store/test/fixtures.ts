@@ -129,7 +129,9 @@ export class RecordingFileSystem implements SessionFileSystem {
   async open(path: string, flags: string | number, mode?: number): Promise<SessionFileHandle> {
     this.check({ operation: 'open', path, flags });
     const handle = await nodeSessionFileSystem.open(path, flags, mode);
-    const appendSync = handle.appendSync;
+    const appendSync = handle.appendSync === undefined
+      ? undefined
+      : (data: string) => handle.appendSync?.(data);
     return {
       // The store appends through this when it is there (as on Node's file system).
       ...(appendSync === undefined
