@@ -72,7 +72,7 @@ export async function locateWithinWorkspace(
     throw outside(path, 'leaves the workspace');
   }
 
-  const realRoot = await realLocation(root, path);
+  const realRoot = await realRootOf(root, path);
   if (!isInside(root, target)) {
     // Only an absolute path gets here. Spelled through the real location of a linked root, it
     // names a place in the workspace: spell it through the root, as the workspace sees it.
@@ -86,6 +86,35 @@ export async function locateWithinWorkspace(
     throw outside(path, `leads through a symlink to ${realTarget}`);
   }
   return { path: target, realPath: realTarget, realRoot };
+}
+
+/** Real locations of workspace roots seen lately (most recent last), see `realRootOf`. */
+const realRoots = new Map<string, string>();
+const maxRealRoots = 64;
+
+/**
+ * The real location of an existing workspace root, remembered: every file tool call and policy
+ * check needs it, and following its symlinks each time costs a file-system round trip per path
+ * part. Remembering it cannot let a path out: were the root's link changed to point elsewhere,
+ * paths through it would resolve outside the remembered location and be refused. Only a root
+ * that exists is remembered (one made later is resolved again), and only the latest 64.
+ */
+async function realRootOf(root: string, askedFor: string): Promise<string> {
+  const known = realRoots.get(root);
+  if (known !== undefined) {
+    realRoots.delete(root);
+    realRoots.set(root, known);
+    return known;
+  }
+  let real: string;
+  try {
+    real = await realpath(root);
+  } catch {
+    return realLocation(root, askedFor);
+  }
+  realRoots.set(root, real);
+  if (realRoots.size > maxRealRoots) realRoots.delete(realRoots.keys().next().value as string);
+  return real;
 }
 
 /** True when `candidate` is `root` or lies below it; both must be absolute and normalised. */

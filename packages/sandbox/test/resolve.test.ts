@@ -352,3 +352,29 @@ describe('resolveWithinWorkspace: paths inside (SBX-1)', () => {
     await expectOutside(missing, '../ws/x');
   });
 });
+
+describe('resolveWithinWorkspace: the remembered real root (SBX-1)', () => {
+  it('refuses paths once the root\'s link points elsewhere, though the old target was remembered', async () => {
+    const link = path.join(base, 'link-to-ws');
+    await symlink(workspace, link);
+    await writeFile(path.join(workspace, 'a.txt'), 'a');
+    await writeFile(path.join(outside, 'a.txt'), 'not yours');
+    const first = await locateWithinWorkspace(link, 'a.txt');
+    expect(first.realRoot).toBe(await realpath(workspace));
+    // The link now leads outside: what it leads to is not the workspace claw knew.
+    await rm(link);
+    await symlink(outside, link);
+    await expectOutside(link, 'a.txt');
+    await expectOutside(link, 'secret.txt');
+  });
+
+  it('resolves a root that did not exist yet when it appears, also as a link', async () => {
+    const later = path.join(base, 'later');
+    const before = await locateWithinWorkspace(later, 'x.txt');
+    expect(before.realRoot).toBe(path.join(await realpath(base), 'later'));
+    await symlink(workspace, later);
+    const after = await locateWithinWorkspace(later, 'x.txt');
+    expect(after.realRoot).toBe(await realpath(workspace));
+    expect(after.realPath).toBe(path.join(await realpath(workspace), 'x.txt'));
+  });
+});
