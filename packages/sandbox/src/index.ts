@@ -24,6 +24,10 @@ export {
 } from './isolation/spawner.js';
 export { probeIsolation } from './isolation/probe.js';
 export {
+  bubblewrapInvocation,
+  type BubblewrapInvocation,
+} from './isolation/bubblewrap-spawner.js';
+export {
   IsolationError,
   IsolationOptionsError,
   IsolationUnavailableError,

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { launcherEnvironment } from './environment.js';
 import { IsolationError } from './errors.js';
@@ -28,12 +28,28 @@ export interface BubblewrapSettings {
   seccomp?: boolean;
 }
 
-// The extra pipes bubblewrap reads its inputs from; fd numbers in the child.
-const seccompFd = 3;
-const environmentFd = 4;
+/**
+ * How bubblewrap is started for one command, without the cgroup launcher that may go in front of
+ * it: the executable, its arguments and working folder, its environment, and the data it reads
+ * from fds 3 and up (the seccomp program, the `--setenv` arguments).
+ */
+export interface BubblewrapInvocation {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** `inputs[i]` is written to fd `3 + i` and that pipe closed. */
+  inputs: Buffer[];
+}
 
-/** Moves the launcher into the command's cgroup, then becomes bubblewrap (same pid and group). */
-const joinCgroupScript = 'echo "$$" > "$0" || exit 125; exec "$@"';
+// The extra pipes bubblewrap reads its inputs from start at this fd in the child.
+const firstInputFd = 3;
+
+/**
+ * Moves the launcher into the command's cgroup, then becomes bubblewrap (same pid and group).
+ * `0` means the writer itself; see `CommandCgroup.joinFile` for why not its pid.
+ */
+export const joinCgroupScript = 'echo 0 > "$0" || exit 125; exec "$@"';
 
 /**
  * Runs each command in its own bubblewrap sandbox (see `buildBubblewrapArguments` for the
@@ -45,21 +61,42 @@ const joinCgroupScript = 'echo "$$" > "$0" || exit 125; exec "$@"';
 export class BubblewrapSpawner implements CommandSpawner {
   readonly mode = 'bubblewrap';
   readonly description: string;
+  // Built once here, for every command of this spawner.
   private readonly filter: Buffer | undefined;
   private readonly environment: Buffer | undefined;
+  private readonly inputs: Buffer[];
+  private readonly seccompFd: number | undefined;
+  private readonly environmentFd: number | undefined;
+  private readonly launcherEnv: Record<string, string>;
+  private readonly stdio: StdioOptions;
+  /** Only RLIMIT_NPROC needs setting inside the sandbox; it never binds root. */
+  private readonly rlimitProcesses: number | undefined;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.filter = settings.seccomp === false
       ? undefined
       : buildSeccompFilter({ allowNetwork: settings.allowNetwork });
     this.environment = encodeEnvironmentArguments(settings.env);
+    this.inputs = [this.filter, this.environment].filter((input) => input !== undefined);
+    this.seccompFd = this.fdOf(this.filter);
+    this.environmentFd = this.fdOf(this.environment);
+    this.launcherEnv = launcherEnvironment(settings.env);
+    this.stdio = ['ignore', 'pipe', 'pipe', ...this.inputs.map(() => 'pipe' as const)];
+    this.rlimitProcesses = settings.processLimit.enforcement === 'rlimit'
+      ? settings.processLimit.maxProcesses
+      : undefined;
     this.description =
       `bash isolation: bubblewrap ${settings.version} (workspace read-write, the rest of the file ` +
       'system read-only, private /tmp, home folders and /run hidden, network ' +
       `${settings.allowNetwork ? 'allowed' : 'off'}, seccomp filter, ${settings.processLimit.summary})`;
   }
 
-  spawn(command: string, options: { workDir: string }): ChildProcess {
+  /**
+   * The bubblewrap invocation `spawn` would start for `command`, without the cgroup launcher.
+   * The workspace is looked at again on every call, since `.git` or `.claw` may have appeared
+   * since the last command. Throws what `spawn` throws for the command and the workspace.
+   */
+  invocation(command: string, options: { workDir: string }): BubblewrapInvocation {
     if (typeof command !== 'string' || command.includes('\0')) {
       throw new IsolationError('the command must be a string without NUL bytes', {
         code: 'isolation_invalid_command',
@@ -73,23 +110,38 @@ export class BubblewrapSpawner implements CommandSpawner {
     });
     const args = buildBubblewrapArguments(layout, {
       command,
-      maxProcesses: settings.processLimit.maxProcesses,
-      seccompFd: this.filter === undefined ? undefined : seccompFd,
-      environmentFd: this.environment === undefined ? undefined : environmentFd,
+      maxProcesses: this.rlimitProcesses,
+      seccompFd: this.seccompFd,
+      environmentFd: this.environmentFd,
     });
-    const cgroup = settings.processLimit.acquire();
+    return {
+      file: settings.bwrapPath,
+      args,
+      cwd: layout.workDir,
+      env: this.launcherEnv,
+      inputs: this.inputs,
+    };
+  }
+
+  private fdOf(input: Buffer | undefined): number | undefined {
+    return input === undefined ? undefined : firstInputFd + this.inputs.indexOf(input);
+  }
+
+  spawn(command: string, options: { workDir: string }): ChildProcess {
+    const bubblewrap = this.invocation(command, options);
+    const cgroup = this.settings.processLimit.acquire();
     const [file, argv] =
       cgroup === undefined
-        ? [settings.bwrapPath, args]
-        : ['/bin/sh', ['-c', joinCgroupScript, cgroup.procsFile, settings.bwrapPath, ...args]];
+        ? [bubblewrap.file, bubblewrap.args]
+        : ['/bin/sh', ['-c', joinCgroupScript, cgroup.joinFile, bubblewrap.file, ...bubblewrap.args]];
     let child: ChildProcess;
     try {
       child = spawn(file, argv, {
-        cwd: layout.workDir,
-        env: launcherEnvironment(settings.env),
+        cwd: bubblewrap.cwd,
+        env: bubblewrap.env,
         // Its own process group: killing it kills bubblewrap, whose sandbox then dies with it.
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe', 'pipe', this.environment === undefined ? 'ignore' : 'pipe'],
+        stdio: this.stdio,
       });
     } catch (error) {
       cgroup?.release();
@@ -98,8 +150,7 @@ export class BubblewrapSpawner implements CommandSpawner {
         cause: error,
       });
     }
-    if (this.filter !== undefined) feed(child.stdio[seccompFd], this.filter);
-    if (this.environment !== undefined) feed(child.stdio[environmentFd], this.environment);
+    bubblewrap.inputs.forEach((input, index) => feed(child.stdio[firstInputFd + index], input));
     if (cgroup !== undefined) {
       const release = (): void => cgroup.release();
       child.once('exit', release);
@@ -118,4 +169,18 @@ function feed(stream: unknown, data: Buffer): void {
   // bubblewrap exited before reading: its exit status and stderr report why.
   stream.on('error', () => undefined);
   stream.end(data, () => stream.destroy());
+}
+
+/**
+ * The bubblewrap invocation `spawner` would start for `command` in `workDir`, without the cgroup
+ * launcher that goes in front of it when claw runs as root; undefined when `spawner` does not use
+ * bubblewrap. For benchmarks (bubblewrap's own cost, the floor of claw's) and diagnostics; commands
+ * run through `spawner.spawn`. Throws what `spawn` throws for the command and the workspace.
+ */
+export function bubblewrapInvocation(
+  spawner: CommandSpawner,
+  command: string,
+  options: { workDir: string },
+): BubblewrapInvocation | undefined {
+  return spawner instanceof BubblewrapSpawner ? spawner.invocation(command, options) : undefined;
 }

@@ -88,7 +88,12 @@ export function inspectWorkspace(
 /** The settings of the command itself, around the layout. */
 export interface CommandSettings {
   command: string;
-  maxProcesses: number;
+  /**
+   * Set as RLIMIT_NPROC inside the sandbox by {@link processLimitScript}; undefined runs the
+   * command's bash directly (the limit is a cgroup, or cannot be enforced: RLIMIT_NPROC never
+   * binds root, so there the extra bash would only cost time).
+   */
+  maxProcesses: number | undefined;
   /** The fd bubblewrap reads the seccomp program from, or undefined for none (tests only). */
   seccompFd: number | undefined;
   /** The fd bubblewrap reads the `--setenv` arguments from, or undefined when there are none. */
@@ -131,17 +136,12 @@ export function buildBubblewrapArguments(
   args.push('--new-session', '--die-with-parent', '--cap-drop', 'ALL', '--clearenv');
   if (settings.environmentFd !== undefined) args.push('--args', String(settings.environmentFd));
   if (settings.seccompFd !== undefined) args.push('--seccomp', String(settings.seccompFd));
-  args.push(
-    '--',
-    'bash',
-    '--norc',
-    '--noprofile',
-    '-c',
-    processLimitScript,
-    'bash',
-    String(settings.maxProcesses),
-    settings.command,
-  );
+  args.push('--', 'bash', '--norc', '--noprofile', '-c');
+  if (settings.maxProcesses === undefined) {
+    args.push(settings.command);
+  } else {
+    args.push(processLimitScript, 'bash', String(settings.maxProcesses), settings.command);
+  }
   return args;
 }
 

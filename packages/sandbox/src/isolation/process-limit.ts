@@ -13,15 +13,26 @@ import { IsolationUnavailableError } from './errors.js';
  *   `prlimit`, since bash is needed anyway and util-linux may be missing.
  * - `cgroup`: the kernel never applies RLIMIT_NPROC to root (uid 0 outside the sandbox), so when
  *   claw runs as root each command gets its own cgroup with `pids.max` (v1 or v2), joined before
- *   bubblewrap starts and removed once the command is gone.
+ *   bubblewrap starts and removed once the command is gone. The folder it is made in is found and
+ *   checked once, when the spawner is created; per command only the leaf is made.
  * - `none`: running as root and no pids cgroup could be created; nothing caps the count.
+ *
+ * Only `rlimit` needs the `ulimit -u` step inside the sandbox: RLIMIT_NPROC never binds root.
  */
 export type ProcessLimitEnforcement = 'rlimit' | 'cgroup' | 'none';
 
 /** A cgroup made for one command. */
 export interface CommandCgroup {
-  /** Writing a pid here moves that process (and what it starts later) into the cgroup. */
+  /** The cgroup's `cgroup.procs`: writing a pid here moves that process into the cgroup. */
   readonly procsFile: string;
+  /**
+   * The file the launcher writes `0` (itself) to, to join the cgroup before it becomes
+   * bubblewrap: `tasks` on v1, `cgroup.procs` on v2. On v1, a thread moving itself through
+   * `tasks` skips the kernel's global lock for moving whole processes, whose write side waits
+   * for an RCU grace period (measured: 5 to 15 ms per command); the launcher has one thread, so
+   * that moves all of it. v2 has no such path for a domain cgroup and keeps `cgroup.procs`.
+   */
+  readonly joinFile: string;
   /** Removes the cgroup once it is empty; safe to call more than once. */
   release(): void;
 }
@@ -63,7 +74,7 @@ export async function prepareProcessLimit(
       reason = 'no pids cgroup controller is mounted';
     } else {
       reason = await prepareCgroupFolder(location);
-      if (reason === '') return new CgroupProcessLimit(location.folder, maxProcesses);
+      if (reason === '') return new CgroupProcessLimit(location, maxProcesses);
     }
   } catch (error) {
     reason = `cannot read the cgroups of this process (${describeError(error)})`;
@@ -235,11 +246,15 @@ function isAlive(pid: number): boolean {
 class CgroupProcessLimit implements ProcessLimit {
   readonly enforcement = 'cgroup';
   readonly summary: string;
+  private readonly folder: string;
+  private readonly joinFileName: string;
+  // One more than asked: bubblewrap's own monitor process sits in the cgroup too.
+  private readonly pidsMax: string;
 
-  constructor(
-    private readonly folder: string,
-    readonly maxProcesses: number,
-  ) {
+  constructor(location: PidsCgroupLocation, readonly maxProcesses: number) {
+    this.folder = location.folder;
+    this.joinFileName = location.version === 1 ? 'tasks' : 'cgroup.procs';
+    this.pidsMax = String(maxProcesses + 1);
     this.summary = `at most ${maxProcesses} processes (pids cgroup)`;
   }
 
@@ -248,8 +263,7 @@ class CgroupProcessLimit implements ProcessLimit {
     const folder = path.join(this.folder, `${cgroupPrefix}${process.pid}-${cgroupSequence}`);
     try {
       mkdirSync(folder);
-      // One more than asked: bubblewrap's own monitor process sits in the cgroup too.
-      writeFileSync(path.join(folder, 'pids.max'), String(this.maxProcesses + 1));
+      writeFileSync(path.join(folder, 'pids.max'), this.pidsMax);
     } catch (error) {
       try {
         rmdirSync(folder);
@@ -262,7 +276,11 @@ class CgroupProcessLimit implements ProcessLimit {
         { reason, cause: error },
       );
     }
-    return { procsFile: path.join(folder, 'cgroup.procs'), release: removeWhenEmpty(folder) };
+    return {
+      procsFile: path.join(folder, 'cgroup.procs'),
+      joinFile: path.join(folder, this.joinFileName),
+      release: removeWhenEmpty(folder),
+    };
   }
 }
 

@@ -90,6 +90,25 @@ describe('buildBubblewrapArguments', () => {
     expect(exposed).toBeGreaterThan(args.indexOf('/run'));
   });
 
+  it('runs the command in the first bash when no RLIMIT_NPROC is to be set (root: a cgroup limits it)', () => {
+    const args = buildBubblewrapArguments(layout, {
+      command: 'npm test',
+      maxProcesses: undefined,
+      seccompFd: 3,
+      environmentFd: 4,
+    });
+    expect(args.slice(args.indexOf('--'))).toEqual(['--', 'bash', '--norc', '--noprofile', '-c', 'npm test']);
+    expect(args).not.toContain(processLimitScript);
+    const limited = buildBubblewrapArguments(layout, {
+      command: 'npm test',
+      maxProcesses: 64,
+      seccompFd: 3,
+      environmentFd: 4,
+    });
+    // Everything before the command is the same sandbox.
+    expect(args.slice(0, args.indexOf('--'))).toEqual(limited.slice(0, limited.indexOf('--')));
+  });
+
   it('does not mask a home folder that is /', () => {
     const args = buildBubblewrapArguments(
       { ...layout, homeDir: '/' },

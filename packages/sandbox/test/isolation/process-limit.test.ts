@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IsolationUnavailableError } from '../../src/index.js';
@@ -29,6 +29,22 @@ async function fakeHierarchy(options: { controllers: string; subtreeControl: str
   );
   await writeFile(path.join(cgroup, 'cgroup.controllers'), options.controllers);
   await writeFile(path.join(cgroup, 'cgroup.subtree_control'), options.subtreeControl);
+  return { procRoot, cgroup };
+}
+
+/** The same for a v1 pids hierarchy: `tasks` and `cgroup.procs` in every cgroup, no controller files. */
+async function fakeV1Hierarchy(): Promise<{ procRoot: string; cgroup: string }> {
+  const base = await makeTempDir();
+  const procRoot = path.join(base, 'proc');
+  const mountPoint = path.join(base, 'pids');
+  const cgroup = path.join(mountPoint, 'ci');
+  await mkdir(path.join(procRoot, 'self'), { recursive: true });
+  await mkdir(cgroup, { recursive: true });
+  await writeFile(path.join(procRoot, 'self/cgroup'), '8:pids:/ci\n0::/\n');
+  await writeFile(
+    path.join(procRoot, 'self/mountinfo'),
+    `38 30 0:35 / ${mountPoint} rw,relatime - cgroup cgroup rw,pids\n`,
+  );
   return { procRoot, cgroup };
 }
 
@@ -90,5 +106,42 @@ describe('prepareProcessLimit', () => {
     expect((caught as IsolationUnavailableError).message).toMatch(
       /^could not create the cgroup that limits the command's processes: ENOENT\. Check that .* is still writable/,
     );
+  });
+
+  it('joins a v1 leaf through tasks (a thread moving itself, no global lock) and a v2 leaf through cgroup.procs', async () => {
+    const v1 = await fakeV1Hierarchy();
+    const v1Leaf = (await prepareProcessLimit(20, { isRoot: true, procRoot: v1.procRoot })).acquire();
+    const v1Folder = path.dirname(v1Leaf?.procsFile ?? '');
+    expect(path.dirname(v1Folder)).toBe(v1.cgroup);
+    expect(v1Leaf?.joinFile).toBe(path.join(v1Folder, 'tasks'));
+    expect(v1Leaf?.procsFile).toBe(path.join(v1Folder, 'cgroup.procs'));
+
+    const v2 = await fakeHierarchy({ controllers: 'pids\n', subtreeControl: 'pids\n' });
+    const v2Leaf = (await prepareProcessLimit(20, { isRoot: true, procRoot: v2.procRoot })).acquire();
+    expect(v2Leaf?.joinFile).toBe(v2Leaf?.procsFile);
+    expect(v2Leaf?.joinFile).toMatch(/\/cgroup\.procs$/);
+  });
+
+  it('checks the parent once; each command then only makes its leaf, removed on release', async () => {
+    const { procRoot, cgroup } = await fakeHierarchy({ controllers: 'pids\n', subtreeControl: '\n' });
+    const limit = await prepareProcessLimit(20, { isRoot: true, procRoot });
+    expect(await readFile(path.join(cgroup, 'cgroup.subtree_control'), 'utf8')).toBe('+pids');
+    // Were the parent looked at again per command, these would stop acquire().
+    await rm(path.join(cgroup, 'cgroup.controllers'));
+    await writeFile(path.join(cgroup, 'cgroup.subtree_control'), '');
+    const leaves = [limit.acquire(), limit.acquire(), limit.acquire()];
+    const folders = leaves.map((leaf) => path.dirname(leaf?.procsFile ?? ''));
+    expect(new Set(folders).size).toBe(3);
+    expect(await readFile(path.join(cgroup, 'cgroup.subtree_control'), 'utf8')).toBe('');
+    for (const [index, leaf] of leaves.entries()) {
+      // cgroupfs removes pids.max with the folder; a plain folder needs it gone first.
+      await rm(path.join(folders[index] ?? '', 'pids.max'));
+      leaf?.release();
+      leaf?.release();
+      expect(existsSync(folders[index] ?? '')).toBe(false);
+    }
+    // (The trial cgroup of prepareProcessLimit stays in a plain folder, for the same reason.)
+    const commandLeaves = (await readdir(cgroup)).filter((name) => /^claw-sandbox-\d+-\d+$/.test(name));
+    expect(commandLeaves).toEqual([]);
   });
 });
