@@ -23,11 +23,15 @@ export async function verifyOpenedFile(
   handle: FileHandle,
   options: { workDir: string; path: string; allowDirectory?: boolean; realRoot?: string },
 ): Promise<Stats> {
-  const info = await handle.stat();
-  // The caller may already know the real root (from `locateWithinWorkspace`).
-  const realRoot = options.realRoot ?? (await realpath(options.workDir));
-  const location = await descriptorLocation(handle, options.path, info);
-  if (location === undefined || !isInside(realRoot, location)) {
+  // The caller may already know the real root (from `locateWithinWorkspace`). The descriptor's
+  // stat and its location are asked for at once (one wait, not two, on the hot path).
+  const [info, realRoot, linuxLocation] = await Promise.all([
+    handle.stat(),
+    options.realRoot ?? realpath(options.workDir),
+    process.platform === 'linux' ? procLocation(handle) : Promise.resolve(undefined),
+  ]);
+  const location = linuxLocation ?? (await descriptorLocation(handle, options.path, info));
+  if (location === undefined || location === deletedMarker || !isInside(realRoot, location)) {
     throw new PathOutsideWorkspaceError(
       `The path ${JSON.stringify(options.path)} is outside the workspace (what was opened lies ` +
       'outside it; a link may have been swapped in). Use a path inside the workspace.',
@@ -51,16 +55,25 @@ export async function verifyOpenedFile(
   return info;
 }
 
+/**
+ * Where the descriptor really is, from `/proc/self/fd/N`; `undefined` when that cannot be read
+ * (then `descriptorLocation` checks by device and inode). A file deleted after opening reads as
+ * "… (deleted)": it can no longer be trusted, and counts as outside.
+ */
+async function procLocation(handle: FileHandle): Promise<string | undefined> {
+  const location = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+  if (location === undefined) return undefined;
+  return location.endsWith(' (deleted)') ? deletedMarker : location;
+}
+
+/** What `procLocation` gives for a deleted file: not a path, so never inside the workspace. */
+const deletedMarker = '\u0000deleted';
+
 async function descriptorLocation(
   handle: FileHandle,
   path: string,
   info: Stats,
 ): Promise<string | undefined> {
-  if (process.platform === 'linux') {
-    const location = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-    // A file deleted after opening reads as "… (deleted)"; it can no longer be trusted.
-    if (location !== undefined) return location.endsWith(' (deleted)') ? undefined : location;
-  }
   try {
     const real = await realpath(path);
     const again = await stat(real);

@@ -89,6 +89,7 @@ export function createReadFileTool(
         }
         return await readLines(handle, {
           shown,
+          size: info.size,
           offset: args.offset ?? 1,
           limit: args.limit ?? defaultLimit,
           maxChars,
@@ -132,6 +133,8 @@ function openFailure(error: unknown, shown: string): ToolResult {
 
 interface ReadRequest {
   shown: string;
+  /** The size `fstat` gave; reading stops there unless the file grew (a short read says so). */
+  size: number;
   offset: number;
   limit: number;
   maxChars: number;
@@ -148,7 +151,8 @@ async function readLines(handle: FileHandle, request: ReadRequest): Promise<Tool
   const { offset, limit, maxChars, maxLineChars, signal } = request;
   const lastWanted = offset + limit - 1;
   const decoder = new TextDecoder('utf-8');
-  const buffer = Buffer.alloc(chunkBytes);
+  // Only the bytes each read returns are looked at: no need to zero the buffer first.
+  const buffer = Buffer.allocUnsafe(chunkBytes);
   const shownLines: string[] = [];
   let shownChars = 0;
   // Set when the character cap stops collecting before `lastWanted`.
@@ -215,6 +219,8 @@ async function readLines(handle: FileHandle, request: ReadRequest): Promise<Tool
     }
     position += bytesRead;
     feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
+    // A read that stopped short at the size fstat gave is the end: no extra read to learn it.
+    if (bytesRead < chunkBytes && position >= request.size) break;
   }
   feed(decoder.decode());
   if (lineLength > 0) finishLine();
