@@ -1,37 +1,21 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { errorMessage, isUserError } from '@claw/core';
 import {
   RuntimeFactory,
   createFileTracing,
   resolveSettings,
   type Settings,
 } from '@claw/runtime';
-import { SessionLockedError } from '@claw/session-store';
-import { parseCommandLine, type Command, type RunOptions } from './args.js';
+import type { Command, RunOptions } from './args.js';
+import type { CliIo } from './cli.js';
 import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from './demo.js';
-import { exitStatus } from './exit-status.js';
-import { helpText } from './help.js';
-import type { Interrupts } from './interrupts.js';
-import type { InputStream } from './line-input.js';
+import { reportFailure } from './failure.js';
 import { runOneShot } from './one-shot.js';
-import { Output, type OutputStream } from './output.js';
+import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
 import { resolveWorkDir } from './workdir.js';
-
-/** Everything `claw` takes from the process: the app edge (`main.ts`) passes the real ones. */
-export interface CliIo {
-  argv: readonly string[];
-  env: Readonly<Record<string, string | undefined>>;
-  cwd: string;
-  stdin: InputStream;
-  stdout: OutputStream;
-  stderr: OutputStream;
-  /** Where SIGINT and SIGTERM arrive. */
-  interrupts: Interrupts;
-}
 
 type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
 
@@ -44,11 +28,12 @@ interface Streams {
 }
 
 /**
- * Runs `claw` with the given command line and returns its exit status (CLI-6): 0 completed,
- * 1 failed, 2 usage or configuration error, 130 canceled by Ctrl-C. Every path that built the
- * runtime factory and the trace writer closes them before returning (traces flushed, OBS-3).
+ * Runs a command that works in a workspace (the REPL, `-p`, `claw demo`) and returns its exit
+ * status (CLI-6). Every path that built the runtime factory and the trace writer closes them
+ * before returning (traces flushed, OBS-3). `cli.ts` loads this module only for these commands:
+ * it is the heavy part of claw (runtime, model client, tracing, sandbox, schemas).
  */
-export async function runCli(io: CliIo): Promise<number> {
+export async function runInWorkspace(command: RunCommand, io: CliIo): Promise<number> {
   const streams: Streams = {
     io,
     stdout: new Output(io.stdout),
@@ -56,38 +41,14 @@ export async function runCli(io: CliIo): Promise<number> {
     outStyle: createStyle(colourWanted(io.stdout, io.env)),
     errStyle: createStyle(colourWanted(io.stderr, io.env)),
   };
-  const { stdout, stderr, errStyle } = streams;
   try {
-    const command = parseCommandLine(io.argv);
-    switch (command.kind) {
-      case 'help':
-        await stdout.write(helpText(version));
-        return exitStatus.completed;
-      case 'version':
-        await stdout.line(version);
-        return exitStatus.completed;
-      case 'repl':
-      case 'prompt':
-      case 'demo':
-        return await runInWorkspace(command, streams);
-    }
+    return await runCommand(command, streams);
   } catch (error) {
-    if (isUserError(error)) {
-      const hint =
-        error instanceof SessionLockedError
-          ? ' (claw: run with --session <name> to work in another session meanwhile)'
-          : '';
-      await stderr.line(`${errStyle.red('claw:')} ${error.message}${hint}`).catch(() => undefined);
-      return exitStatus.usage;
-    }
-    await stderr
-      .line(`${errStyle.red('claw:')} ${errorMessage(error)}`)
-      .catch(() => undefined);
-    return exitStatus.failed;
+    return reportFailure(error, streams.stderr, streams.errStyle);
   }
 }
 
-async function runInWorkspace(command: RunCommand, streams: Streams): Promise<number> {
+async function runCommand(command: RunCommand, streams: Streams): Promise<number> {
   const { io } = streams;
   const { options } = command;
   const demo = command.kind === 'demo';

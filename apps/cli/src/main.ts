@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `claw` executable: the app edge. Only here does claw touch the process (argv, env, stdio,
 // signals, exit); everything else gets them passed in (see app.ts).
-import { runCli } from './app.js';
+import { runCli } from './cli.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import { Interrupts } from './interrupts.js';
 

@@ -51,6 +51,11 @@ export interface RecordedRequest {
   headers: IncomingMessage['headers'];
   /** The parsed JSON body (undefined when it was not JSON). */
   body: unknown;
+  /**
+   * When the request arrived (its headers were read), as `performance.now()` of the process that
+   * runs the server: benchmarks time a client from the outside by these.
+   */
+  receivedAt: number;
   /** Settles when the response's connection closes; `completed` is false when cut short. */
   closed: Promise<{ completed: boolean }>;
 }
@@ -60,6 +65,11 @@ export type FakeTurnSource = FakeTurn[] | ((body: unknown, index: number) => Fak
 export interface FakeOpenAIServerOptions {
   turns?: FakeTurnSource;
   model?: string;
+  /**
+   * Called with each request as it is recorded (its body read), before it is answered. It must
+   * not throw; what it returns is ignored.
+   */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 const defaultUsage = { promptTokens: 10, completionTokens: 5 };
@@ -76,14 +86,17 @@ export class FakeOpenAIServer {
   private readonly server: Server;
   private readonly turns: FakeTurnSource;
   private readonly model: string;
+  private readonly onRequest: ((request: RecordedRequest) => void) | undefined;
   private turnIndex = 0;
   private chunkCounter = 0;
 
   private constructor(options: FakeOpenAIServerOptions) {
     this.turns = options.turns ?? [];
     this.model = options.model ?? 'fake-model';
+    this.onRequest = options.onRequest;
     this.server = createServer((request, response) => {
-      this.handle(request, response).catch((error: unknown) => {
+      const receivedAt = performance.now();
+      this.handle(request, response, receivedAt).catch((error: unknown) => {
         if (!response.headersSent) response.writeHead(500);
         response.end(String(error));
       });
@@ -117,7 +130,11 @@ export class FakeOpenAIServer {
     await closed;
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  private async handle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    receivedAt: number,
+  ): Promise<void> {
     const raw = await readBody(request);
     let body: unknown;
     try {
@@ -128,13 +145,16 @@ export class FakeOpenAIServer {
     const closed = new Promise<{ completed: boolean }>((resolve) => {
       response.once('close', () => resolve({ completed: response.writableFinished }));
     });
-    this.requests.push({
+    const recorded: RecordedRequest = {
       method: request.method ?? '',
       path: request.url ?? '',
       headers: request.headers,
       body,
+      receivedAt,
       closed,
-    });
+    };
+    this.requests.push(recorded);
+    this.onRequest?.(recorded);
     if (request.method !== 'POST' || !(request.url ?? '').endsWith('/chat/completions')) {
       sendError(response, 404, `fake server: no route for ${request.method} ${request.url}`);
       return;

@@ -72,3 +72,49 @@ describe('FakeOpenAIServer wire format', () => {
     expect(await pending).toBeInstanceOf(Error);
   });
 });
+
+describe('FakeOpenAIServer request hook', () => {
+  it('calls onRequest with each recorded request, timed on arrival, before answering it', async () => {
+    const events: string[] = [];
+    const seen: Array<{ receivedAt: number; body: unknown }> = [];
+    server = await FakeOpenAIServer.start({
+      turns: (_body, index) => {
+        events.push(`turn ${index}`);
+        return { text: `answer ${index}` };
+      },
+      onRequest: (request) => {
+        events.push(`request ${server?.requests.length ?? -1}`);
+        seen.push({ receivedAt: request.receivedAt, body: request.body });
+      },
+    });
+    const before = performance.now();
+    await (await post({ stream: true, messages: [{ role: 'user', content: 'first' }] })).text();
+    const between = performance.now();
+    await (await post({ stream: true, messages: [{ role: 'user', content: 'second' }] })).text();
+    const after = performance.now();
+
+    expect(seen.map((request) => request.body)).toEqual([
+      { stream: true, messages: [{ role: 'user', content: 'first' }] },
+      { stream: true, messages: [{ role: 'user', content: 'second' }] },
+    ]);
+    // Recorded first, then the hook, then the turn is chosen and answered.
+    expect(events).toEqual(['request 1', 'turn 0', 'request 2', 'turn 1']);
+    // The arrival times are this process's performance.now(), each inside its request's window.
+    const [first, second] = seen;
+    expect(first?.receivedAt).toBeGreaterThanOrEqual(before);
+    expect(first?.receivedAt).toBeLessThanOrEqual(between);
+    expect(second?.receivedAt).toBeGreaterThanOrEqual(between);
+    expect(second?.receivedAt).toBeLessThanOrEqual(after);
+    expect(server.requests.map((request) => request.receivedAt)).toEqual(
+      seen.map((request) => request.receivedAt),
+    );
+  });
+
+  it('stamps requests with their arrival time without a hook too', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'hi' }] });
+    const before = performance.now();
+    await (await post({ stream: true, messages: [] })).text();
+    expect(server.requests[0]?.receivedAt).toBeGreaterThanOrEqual(before);
+    expect(server.requests[0]?.receivedAt).toBeLessThanOrEqual(performance.now());
+  });
+});
