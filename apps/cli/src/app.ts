@@ -74,9 +74,13 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
       tracer: tracing.tracer,
       ...(demo ? { provider: createDemoModel({ unattended }) } : {}),
     });
-    const spawner = await factory.isolation();
+    // The bubblewrap probe runs while the rest starts (PERF-2): a task's first model call does
+    // not wait for it, only the first tool call does.
+    const spawner = factory.isolation();
+    spawner.catch(() => undefined);
     if (command.kind === 'repl') {
-      return await runRepl(factory, { workDir, settings, spawner, options }, streams);
+      const repl = { workDir, settings, spawner: await spawner, options };
+      return await runRepl(factory, repl, streams);
     }
     const context = { factory, workDir, settings, spawner, options, unattended };
     if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
@@ -97,14 +101,15 @@ interface RunContext {
   factory: RuntimeFactory;
   workDir: string;
   settings: Settings;
-  spawner: CommandSpawner;
+  /** How bash runs, once the probe is done. */
+  spawner: Promise<CommandSpawner>;
   options: RunOptions;
   unattended: boolean;
 }
 
 async function runRepl(
   factory: RuntimeFactory,
-  context: Omit<RunContext, 'factory' | 'unattended'>,
+  context: Omit<RunContext, 'factory' | 'unattended' | 'spawner'> & { spawner: CommandSpawner },
   streams: Streams,
 ): Promise<number> {
   const { io, stdout, outStyle } = streams;
@@ -137,9 +142,18 @@ async function runRepl(
 
 async function runPrompt(prompt: string, context: RunContext, streams: Streams): Promise<number> {
   const { stderr, errStyle } = streams;
-  await stderr.line(isolationLine(context.spawner, errStyle));
-  await noteUnattended(context, streams);
-  return runOneShot(oneShotOptions(prompt, context, streams));
+  // Said once the probe is done, while the task is already under way.
+  const notes = context.spawner.then(async (spawner) => {
+    await stderr.line(isolationLine(spawner, errStyle));
+    await noteUnattended(context, spawner, streams);
+  });
+  // Where isolation is required and fails, nothing runs: the error ends claw (exit 2) first.
+  if (context.settings.sandbox.isolation === 'required') await notes;
+  try {
+    return await runOneShot(oneShotOptions(prompt, context, streams));
+  } finally {
+    await notes.catch(() => undefined);
+  }
 }
 
 async function runDemo(context: RunContext, streams: Streams): Promise<number> {
@@ -151,8 +165,9 @@ async function runDemo(context: RunContext, streams: Streams): Promise<number> {
     `workspace: ${context.workDir} ${style.dim('(a fresh folder with README.md and greet.js)')}`,
   );
   await out.line(`task: ${demoTask}`);
-  await streams.stderr.line(isolationLine(context.spawner, streams.errStyle));
-  await noteUnattended(context, streams);
+  const spawner = await context.spawner;
+  await streams.stderr.line(isolationLine(spawner, streams.errStyle));
+  await noteUnattended(context, spawner, streams);
   // The demo is a show: in text mode its whole transcript goes to stdout.
   const status = await runOneShot(oneShotOptions(demoTask, context, streams, !json));
   const written = demoWrites.filter((file) => existsSync(path.join(context.workDir, file)));
@@ -190,7 +205,11 @@ function oneShotOptions(
 }
 
 /** Says, before a single task, which calls will be denied because nobody can answer. */
-async function noteUnattended(context: RunContext, streams: Streams): Promise<void> {
+async function noteUnattended(
+  context: RunContext,
+  spawner: CommandSpawner,
+  streams: Streams,
+): Promise<void> {
   if (!context.unattended) return;
   const { stderr, errStyle } = streams;
   const mode = context.settings.approval;
@@ -203,7 +222,7 @@ async function noteUnattended(context: RunContext, streams: Streams): Promise<vo
     text =
       'approval mode is deny: calls that need approval will be refused (use --approval allow ' +
       'to allow them, or --approval ask on a terminal to be asked)';
-  } else if (mode === 'allow' && context.spawner.mode !== 'bubblewrap') {
+  } else if (mode === 'allow' && spawner.mode !== 'bubblewrap') {
     text =
       '--approval allow does not cover bash here: bash is NOT isolated, so only a person may ' +
       'allow it, and nobody is asked in this run; bash calls will be denied';

@@ -56,8 +56,11 @@ export interface RuntimeFactoryOptions {
   subscriberBound?: SubscriberBound;
   /** Give subagents to the model (`spawn_subagent`). Default true. */
   subagents?: boolean;
-  /** Prepared bash isolation (skips the probe), e.g. shared between factories in one process. */
-  spawner?: CommandSpawner;
+  /**
+   * Prepared bash isolation (skips the probe), e.g. shared between factories in one process; a
+   * promise is waited for by the first tool call only.
+   */
+  spawner?: CommandSpawner | Promise<CommandSpawner>;
 }
 
 export interface CreateRuntimeOptions {
@@ -138,13 +141,24 @@ export class RuntimeFactory {
     return this.spawner;
   }
 
-  /** The one engine of this factory, shared by every session (RT-2). */
+  /**
+   * The one engine of this factory, shared by every session (RT-2). It does not wait for the
+   * isolation probe (PERF-2: the first model call goes out while bubblewrap is tried); the first
+   * bash command does. Where isolation is `required`, the probe comes first, so a machine that
+   * cannot isolate fails before any work.
+   */
   engine(): Promise<Engine> {
-    this.engineReady ??= this.isolation().then((spawner) => {
+    const ready = this.settings.sandbox.isolation === 'required'
+      ? this.isolation().then(() => undefined)
+      : Promise.resolve();
+    this.engineReady ??= ready.then(() => {
       const { settings } = this;
       return new Engine({
         provider: this.provider,
-        tools: [...builtinTools({ bash: { spawner } }), ...(this.options.tools ?? [])],
+        tools: [
+          ...builtinTools({ bash: { spawner: this.isolation() } }),
+          ...(this.options.tools ?? []),
+        ],
         model: settings.model,
         maxTurns: settings.maxTurns,
         subagents: this.options.subagents ?? true,
@@ -269,11 +283,20 @@ export class RuntimeFactory {
       workspace.release();
       throw error;
     }
-    const spawner = await this.isolation();
     const engine = await this.engine();
-    const policy =
-      this.options.policy?.({ workDir, bashIsolated: spawner.mode === 'bubblewrap' }) ??
-      new DefaultPolicy({ bashIsolated: spawner.mode === 'bubblewrap' });
+    // The policy depends on how bash runs: it is made once the probe is done, which the first
+    // tool call (never the first model call) waits for.
+    let made: Promise<Policy> | undefined;
+    const policyNow = (): Promise<Policy> => {
+      made ??= this.isolation().then((spawner) => {
+        const bashIsolated = spawner.mode === 'bubblewrap';
+        return (
+          this.options.policy?.({ workDir, bashIsolated }) ?? new DefaultPolicy({ bashIsolated })
+        );
+      });
+      return made;
+    };
+    const policy: Policy = { evaluate: async (request) => (await policyNow()).evaluate(request) };
     const host: SessionHost = new SessionHost({
       lease,
       workDir,

@@ -245,3 +245,30 @@ describe('one grant store per real workspace folder, while it is used (APR-3)', 
     expect(made).toHaveLength(2);
   });
 });
+
+describe('the isolation probe is off the start-up path (PERF-2)', () => {
+  it('sends the first model request before the probe is done; the first tool call waits for it', async () => {
+    const workDir = await tempWorkspace();
+    const { plainCommandSpawner } = await import('@claw/sandbox');
+    let finishProbe!: () => void;
+    const probing = new Promise<ReturnType<typeof plainCommandSpawner>>((resolve) => {
+      finishProbe = () => resolve(plainCommandSpawner());
+    });
+    const { factory, provider } = scriptedFactory(
+      [{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'echo ran' } }] }, { text: 'done' }],
+      { spawner: probing },
+    );
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
+    const events = runtime.events();
+    const task = runtime.start('run it');
+    await until(events, (event) => event.type === 'tool_call');
+    // The model was asked, and answered, while the probe still ran; the tool waits.
+    expect(provider.calls).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(runtime.session.history().some((message) => message.role === 'tool')).toBe(false);
+    finishProbe();
+    const result = await task.wait();
+    expect(result.status).toBe('completed');
+    expect(runtime.session.history().find((message) => message.role === 'tool')?.content).toContain('ran');
+  });
+});

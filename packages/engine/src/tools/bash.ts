@@ -4,6 +4,7 @@ import {
   abortReason,
   defineTool,
   errnoCode,
+  raceAbort,
   throwIfAborted,
   type ToolResult,
 } from '@claw/core';
@@ -26,9 +27,11 @@ export interface BashToolOptions {
   maxOutputBytes?: number;
   /**
    * How commands start: isolated (`createCommandSpawner` from `@claw/sandbox`) or not. Default: a
-   * plain, NOT isolated spawner whose commands get only PATH, LANG, LC_ALL and TERM.
+   * plain, NOT isolated spawner whose commands get only PATH, LANG, LC_ALL and TERM. May be a
+   * promise (the isolation probe still running): the first command waits for it, nothing else
+   * does — so a run's first model call need not wait for the probe.
    */
-  spawner?: CommandSpawner;
+  spawner?: CommandSpawner | Promise<CommandSpawner>;
   /**
    * Apply the text fences (destructive commands, workspace escapes, and — when commands are not
    * isolated — protected paths) before running. Default true; turning them off is for measuring
@@ -61,27 +64,28 @@ const drainMs = 1000;
  * with a `ClawError` (`bash_spawn_failed`) when bash cannot be started.
  */
 export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashArguments> {
-  const spawner = options.spawner ?? plainCommandSpawner();
+  const spawnerReady = Promise.resolve(options.spawner ?? plainCommandSpawner());
+  // A probe that fails is reported by the command that needs it, not as an unhandled rejection.
+  spawnerReady.catch(() => undefined);
   const fences = options.fences ?? true;
-  const settings: RunSettings = {
-    timeoutMs: options.timeoutMs ?? 30_000,
-    maxOutputBytes: options.maxOutputBytes ?? 64 * 1024,
-    spawner,
-    killGraceMs: options.killGraceMs ?? 500,
-  };
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
+  const killGraceMs = options.killGraceMs ?? 500;
   // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
   return defineTool({
     name: 'bash',
     description:
       'Run a shell command with `bash -c` in the workspace root (the working directory). Use ' +
       'relative paths; commands that are destructive or leave the workspace are refused. stdin is ' +
-      `closed; the command is killed after ${formatDuration(settings.timeoutMs)}, and background ` +
+      `closed; the command is killed after ${formatDuration(timeoutMs)}, and background ` +
       'processes are stopped when it ends. Returns the exit code, stdout and stderr (long output ' +
       'is cut in the middle).',
     risk: 'dangerous',
     schema: bashArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
+      const spawner = await raceAbort(spawnerReady, signal);
+      const settings: RunSettings = { timeoutMs, maxOutputBytes, spawner, killGraceMs };
       const reason = args.command.includes('\0')
         ? 'the command contains a NUL byte'
         : fences
