@@ -86,6 +86,10 @@ export class StreamPump {
 
   private async pump(): Promise<void> {
     const stop = this.stopController.signal;
+    // One wait on the stop signal for the whole stream (not one listener per event: a reply with
+    // tool calls arrives in dozens of pieces).
+    const stopped = raceAbort(new Promise<never>(() => undefined), stop);
+    stopped.catch(() => undefined);
     let iterator: AsyncIterator<StreamEvent> | undefined;
     let nextPending = false;
     try {
@@ -93,7 +97,7 @@ export class StreamPump {
       for (;;) {
         if (stop.aborted) return;
         nextPending = true;
-        const result = await raceAbort(iterator.next(), stop);
+        const result = await Promise.race([iterator.next(), stopped]);
         nextPending = false;
         if (result.done === true) {
           this.push({ type: 'ended' });
