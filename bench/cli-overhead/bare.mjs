@@ -3,9 +3,8 @@
 // argument: the workspace). It streams chat completions with the read_file tool, reads the files
 // a turn asks for in parallel and appends the messages, until the model answers without tools,
 // then prints the answer. Nothing else: no session file, no journal, no traces.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import OpenAI from 'openai';
+import { bareLoop } from '../bare-loop.mjs';
 
 const [prompt, workDir] = process.argv.slice(2);
 const client = new OpenAI({
@@ -37,34 +36,11 @@ const tools = [
   },
 ];
 
-const messages = [{ role: 'user', content: prompt }];
-for (;;) {
-  const stream = await client.chat.completions.create({
-    model: process.env.OPENAI_MODEL ?? 'gpt-4.1-mini',
-    messages,
-    tools,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  let content = '';
-  const calls = [];
-  for await (const chunk of stream) {
-    const delta = chunk.choices[0]?.delta;
-    if (delta?.content) content += delta.content;
-    for (const piece of delta?.tool_calls ?? []) {
-      const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-      if (piece.id) call.id = piece.id;
-      if (piece.function?.name) call.function.name = piece.function.name;
-      call.function.arguments += piece.function?.arguments ?? '';
-    }
-  }
-  messages.push(calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content });
-  if (calls.length === 0) {
-    process.stdout.write(`${content}\n`);
-    break;
-  }
-  const results = await Promise.all(
-    calls.map((call) => readFile(path.join(workDir, JSON.parse(call.function.arguments).path), 'utf8')),
-  );
-  results.forEach((result, index) => messages.push({ role: 'tool', tool_call_id: calls[index].id, content: result }));
-}
+const answer = await bareLoop({
+  client,
+  model: process.env.OPENAI_MODEL ?? 'gpt-4.1-mini',
+  tools,
+  prompt,
+  workDir,
+});
+process.stdout.write(`${answer}\n`);

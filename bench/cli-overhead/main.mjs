@@ -13,6 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
+import { median, percentile } from '../bare-loop.mjs';
 
 const turns = 50;
 const callsPerTurn = 4;
@@ -177,11 +178,6 @@ try {
   await server.close();
 }
 
-const percentile = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-};
-const median = (values) => percentile(values, 50);
 const summary = Object.fromEntries(
   Object.entries(tasks).map(([name, results]) => {
     const turnTimes = results.flatMap((result) => result.turnTimes);

@@ -2,7 +2,6 @@
 // package) against the fake server, a warm-up run and then measured runs, and prints its figures
 // as one JSON line. Each implementation runs in its own process so CPU time and peak RSS are its
 // own.
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,6 +11,7 @@ import { OpenAIProvider } from '@claw/provider';
 import { MemorySession } from '@claw/session-store';
 import { AllowAllGate } from '@claw/testing';
 import OpenAI from 'openai';
+import { bareLoop } from '../bare-loop.mjs';
 
 const [implementation, baseURL, workDir, runsText] = process.argv.slice(2);
 const measuredRuns = Number(runsText);
@@ -45,35 +45,8 @@ async function runEngine(turnStarts) {
 async function runBare(turnStarts) {
   const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
   const tools = [{ type: 'function', function: readFileDefinition }];
-  const messages = [{ role: 'user', content: prompt }];
-  for (;;) {
-    turnStarts.push(performance.now());
-    const stream = await client.chat.completions.create({
-      model,
-      messages,
-      tools,
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    let content = '';
-    const calls = [];
-    for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta;
-      if (delta?.content) content += delta.content;
-      for (const piece of delta?.tool_calls ?? []) {
-        const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.function.name = piece.function.name;
-        call.function.arguments += piece.function?.arguments ?? '';
-      }
-    }
-    messages.push(calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content });
-    if (calls.length === 0) return;
-    const results = await Promise.all(
-      calls.map((call) => readFile(path.join(workDir, JSON.parse(call.function.arguments).path), 'utf8')),
-    );
-    results.forEach((result, index) => messages.push({ role: 'tool', tool_call_id: calls[index].id, content: result }));
-  }
+  const onTurn = () => void turnStarts.push(performance.now());
+  await bareLoop({ client, model, tools, prompt, workDir, onTurn });
 }
 
 const run = implementation === 'bare' ? runBare : runEngine;

@@ -40,3 +40,18 @@ export async function writeFileAtomically(
     throw error;
   }
 }
+
+/**
+ * Writes all of `text` through `write` (a `writeSync` on a file descriptor, say), which may write
+ * less than it was given (a full disk, a signal): it is called again for the rest until every
+ * byte is written. Throws what `write` throws. Core does no I/O itself: the caller's `write` does.
+ */
+export function writeAll(
+  text: string,
+  write: (bytes: Uint8Array, offset: number, length: number) => number,
+): void {
+  const bytes = new TextEncoder().encode(text);
+  for (let offset = 0; offset < bytes.length;) {
+    offset += write(bytes, offset, bytes.length - offset);
+  }
+}

@@ -75,4 +75,4 @@ export {
 } from './config.js';
 export type { ApprovalGate, ApprovalRequest, GateDecision } from './approval.js';
 export { addCost, type AgentSession, type CostTotals } from './session.js';
-export { writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';
+export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';

@@ -130,3 +130,20 @@ describe('raceAbort and closeIterator', () => {
     }, false);
   });
 });
+
+describe('writeAll', () => {
+  it('calls write again after a short write until every byte is written', async () => {
+    const { writeAll } = await import('../src/index.js');
+    const written: number[] = [];
+    const calls: Array<[number, number]> = [];
+    writeAll('héllo wörld', (bytes, offset, length) => {
+      calls.push([offset, length]);
+      const part = Math.min(3, length);
+      written.push(...bytes.subarray(offset, offset + part));
+      return part;
+    });
+    expect(new TextDecoder().decode(new Uint8Array(written))).toBe('héllo wörld');
+    expect(calls[0]).toEqual([0, 13]);
+    expect(calls).toHaveLength(5);
+  });
+});

@@ -1,4 +1,5 @@
 import { writeSync } from 'node:fs';
+import { writeAll } from '@claw/core';
 import { link, mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 
 /** The part of an open file the store uses. */
@@ -44,13 +45,8 @@ export const nodeSessionFileSystem: SessionFileSystem = {
     const handle = await open(path, flags, mode);
     return {
       writeFile: (data, encoding) => handle.writeFile(data, encoding),
-      appendSync: (data) => {
-        const bytes = Buffer.from(data, 'utf8');
-        // A write to a regular file may be short (a full disk): go on until all is written.
-        for (let offset = 0; offset < bytes.length;) {
-          offset += writeSync(handle.fd, bytes, offset, bytes.length - offset);
-        }
-      },
+      appendSync: (data) =>
+        writeAll(data, (bytes, offset, length) => writeSync(handle.fd, bytes, offset, length)),
       sync: () => handle.sync(),
       close: () => handle.close(),
     };

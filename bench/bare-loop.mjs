@@ -1,0 +1,50 @@
+// The bare baseline the benchmarks compare claw against: an agent loop written with only the
+// openai package. It streams chat completions with tools, reads the files a turn asks for in
+// parallel, appends the messages, and stops at a reply without tool calls, returning its text.
+// Nothing else: no session, no journal, no approval, no traces.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * @param {{ client: import('openai').default, model: string, tools: unknown[], prompt: string,
+ *   workDir: string, onTurn?: () => void }} options
+ */
+export async function bareLoop({ client, model, tools, prompt, workDir, onTurn }) {
+  const messages = [{ role: 'user', content: prompt }];
+  for (;;) {
+    onTurn?.();
+    const stream = await client.chat.completions.create({
+      model,
+      messages,
+      tools,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = '';
+    const calls = [];
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta;
+      if (delta?.content) content += delta.content;
+      for (const piece of delta?.tool_calls ?? []) {
+        const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (piece.id) call.id = piece.id;
+        if (piece.function?.name) call.function.name = piece.function.name;
+        call.function.arguments += piece.function?.arguments ?? '';
+      }
+    }
+    messages.push(calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content });
+    if (calls.length === 0) return content;
+    const results = await Promise.all(
+      calls.map((call) => readFile(path.join(workDir, JSON.parse(call.function.arguments).path), 'utf8')),
+    );
+    results.forEach((result, index) => messages.push({ role: 'tool', tool_call_id: calls[index].id, content: result }));
+  }
+}
+
+/** The value below which `p` percent of `values` lie. */
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const median = (values) => percentile(values, 50);
