@@ -48,6 +48,7 @@ export async function runCli(io: CliIo): Promise<number> {
     const style = createStyle(colourWanted(io.stderr, io.env));
     return reportFailure(error, new Output(io.stderr), style);
   }
+  // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
   const { runInWorkspace } = await import('./app.js');
   return runInWorkspace(command, io);
 }
