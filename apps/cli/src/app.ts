@@ -4,18 +4,18 @@ import {
   RuntimeFactory,
   createFileTracing,
   resolveSettings,
+  resolveWorkDir,
   type Settings,
 } from '@claw/runtime';
 import type { Command, RunOptions } from './args.js';
 import type { CliIo } from './cli.js';
-import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from './demo.js';
+import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from '@claw/testing/demo';
 import { reportFailure } from './failure.js';
 import { runOneShot } from './one-shot.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
-import { resolveWorkDir } from './workdir.js';
 
 type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
 

@@ -1,13 +1,16 @@
+import { isUserError, type ClawUserError } from '@claw/core';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../src/args.js';
-import { UsageError } from '../src/errors.js';
 
 function usageError(argv: string[]): string {
   try {
     parseCommandLine(argv);
   } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
-    return (error as UsageError).message;
+    // A user's error with code usage: what makes claw exit 2 (the settings' flags are read by
+    // @claw/runtime, the rest by the CLI).
+    expect(isUserError(error)).toBe(true);
+    expect((error as ClawUserError).code).toBe('usage');
+    return (error as ClawUserError).message;
   }
   throw new Error(`expected a usage error for ${argv.join(' ')}`);
 }

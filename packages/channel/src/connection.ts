@@ -155,12 +155,30 @@ export class ChannelConnection {
         ? {}
         : { maxBytes: this.options.maxMessageBytes }),
     });
-    if (!parsed.ok) {
-      if (!this.authenticated) return this.refuse('send hello with the token first');
-      this.send({ type: 'error', code: parsed.code, message: parsed.message });
-      return Promise.resolve();
-    }
+    // Refused in turn, like any message: its error comes after the answers to earlier ones.
+    if (!parsed.ok) return this.refuseMessage(parsed.code, parsed.message);
     return this.handle(parsed.message);
+  }
+
+  /**
+   * A message the transport refused before it could be read (over the size limit, a binary
+   * WebSocket frame, invalid UTF-8): an `error` event with `code`, and the connection goes on
+   * (CH-1) — unless no `hello` was accepted yet, which closes it.
+   */
+  refuseMessage(code: string, message: string): Promise<void> {
+    return this.messages.run(async () => {
+      if (this.closing !== undefined) return;
+      if (!this.authenticated) {
+        await this.refuse('send hello with the token first');
+        return;
+      }
+      this.send({ type: 'error', code, message });
+    });
+  }
+
+  /** True once `hello` was accepted (or when no token is needed). */
+  get isAuthenticated(): boolean {
+    return this.authenticated;
   }
 
   /** One parsed message (see `handleLine`). */
@@ -432,8 +450,11 @@ function notOpen(sessionId: string): ChannelError {
   );
 }
 
-/** Compares tokens in constant time (SEC-2): equal-length digests, whatever the inputs. */
-function sameToken(given: string, expected: string): boolean {
+/**
+ * Compares tokens in constant time (SEC-2): equal-length digests, whatever the inputs. An empty
+ * expected token matches nothing.
+ */
+export function sameToken(given: string, expected: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
   return timingSafeEqual(digest(given), digest(expected)) && expected !== '';
 }

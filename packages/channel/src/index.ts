@@ -31,6 +31,7 @@ export {
 export { ChannelSession, type ChannelRole } from './channel-session.js';
 export {
   ChannelConnection,
+  sameToken,
   type ChannelConnectionOptions,
   type OpenOptions,
   type OpenResult,

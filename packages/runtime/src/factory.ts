@@ -79,6 +79,8 @@ export interface CreateRuntimeOptions {
   reporter?: Reporter;
   /** Overrides the settings' approval mode for this runtime's tasks (e.g. remote runs deny). */
   approval?: ApprovalMode;
+  /** Called once the runtime has closed (e.g. a server counting who watches a session). */
+  onClose?: () => void;
 }
 
 interface Workspace {
@@ -210,7 +212,10 @@ export class RuntimeFactory {
       },
       ...(options.reporter === undefined ? {} : { reporter: options.reporter }),
       ...(options.approval === undefined ? {} : { mode: options.approval }),
-      onClose: () => void this.runtimes.delete(runtime),
+      onClose: () => {
+        this.runtimes.delete(runtime);
+        options.onClose?.();
+      },
     });
     this.runtimes.add(runtime);
     return runtime;

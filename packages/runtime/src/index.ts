@@ -38,4 +38,15 @@ export {
   type SettingOverrides,
   type Settings,
 } from './settings.js';
+export {
+  flagParseError,
+  numericSettingFlags,
+  oneOfFlag,
+  readSettingFlags,
+  settingFlagOptions,
+  stringFlag,
+  wholeNumberFlag,
+  type FlagValues,
+} from './flags.js';
+export { resolveWorkDir } from './workdir.js';
 export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

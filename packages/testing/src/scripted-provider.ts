@@ -43,6 +43,13 @@ export interface ScriptedProviderOptions {
   /** When false the provider has no `stream` method, like a provider that cannot stream. */
   streaming?: boolean;
   name?: string;
+  /**
+   * The step for every call after the script (an endless model, e.g. a demo server's). Default:
+   * none, so a call past the script fails with `script_exhausted`.
+   */
+  then?: ScriptedStep;
+  /** Keep a copy of every request in `calls` (default true; off for a long-lived model). */
+  record?: boolean;
 }
 
 /**
@@ -55,18 +62,23 @@ export class ScriptedProvider implements Provider {
   readonly calls: ScriptedCall[] = [];
   readonly stream?: (request: ModelRequest, options?: CallOptions) => AsyncIterable<StreamEvent>;
   private readonly steps: ScriptedStep[];
+  private readonly then: ScriptedStep | undefined;
+  private readonly record: boolean;
+  private callCount = 0;
 
   constructor(steps: ScriptedStep[], options: ScriptedProviderOptions = {}) {
     this.steps = [...steps];
     this.name = options.name ?? 'scripted';
+    this.then = options.then;
+    this.record = options.record ?? true;
     if (options.streaming !== false) {
       this.stream = (request, callOptions) => this.streamReply(request, callOptions ?? {});
     }
   }
 
-  /** Steps not yet used. */
+  /** Steps of the script not yet used (an endless provider has `then` after them). */
   get remaining(): number {
-    return this.steps.length - this.calls.length;
+    return Math.max(0, this.steps.length - this.callCount);
   }
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
@@ -112,9 +124,10 @@ export class ScriptedProvider implements Provider {
     signal: AbortSignal | undefined,
   ): Promise<[ScriptedReply, number]> {
     throwIfAborted(signal);
-    const index = this.calls.length;
-    this.calls.push({ mode, request: structuredClone(request) });
-    const step = this.steps[index];
+    const index = this.callCount;
+    this.callCount += 1;
+    if (this.record) this.calls.push({ mode, request: structuredClone(request) });
+    const step = this.steps[index] ?? this.then;
     if (step === undefined) {
       throw new ClawError(
         `scripted provider: call ${index + 1} has no scripted step (the script has ${this.steps.length})`,

@@ -62,6 +62,18 @@ describe('ScriptedProvider', () => {
     expect((error as Error).message).toContain('call 2 has no scripted step (the script has 1)');
   });
 
+  it('with `then`, answers every call past the script with that step, and can keep no copies', async () => {
+    const provider = new ScriptedProvider([{ text: 'first' }], {
+      then: (_request, index) => ({ text: `call ${index + 1}` }),
+      record: false,
+    });
+    const texts = [];
+    for (let call = 0; call < 4; call += 1) texts.push((await provider.generate(request)).message.content);
+    expect(texts).toEqual(['first', 'call 2', 'call 3', 'call 4']);
+    expect(provider.calls).toEqual([]);
+    expect(provider.remaining).toBe(0);
+  });
+
   it('honours the signal during a delay and between stream events', async () => {
     const provider = new ScriptedProvider([{ text: 'slow', delayMs: 60_000 }, { textChunks: ['a', 'b'], chunkDelayMs: 60_000 }]);
     const controller = new AbortController();

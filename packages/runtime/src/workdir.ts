@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { UsageError } from './errors.js';
+import { ClawUserError } from '@claw/core';
 
 /**
  * The workspace folder: `--workdir` resolved against the current folder, or the current folder.
  *
- * @throws UsageError when it does not exist or is not a folder.
+ * @throws ClawUserError `usage` when it does not exist or is not a folder.
  */
 export async function resolveWorkDir(given: string | undefined, cwd: string): Promise<string> {
   const workDir = path.resolve(cwd, given ?? '.');
@@ -13,13 +13,16 @@ export async function resolveWorkDir(given: string | undefined, cwd: string): Pr
   try {
     isFolder = (await stat(workDir)).isDirectory();
   } catch {
-    throw new UsageError(
+    throw new ClawUserError(
       `the workspace folder ${workDir} does not exist: create it, or pass an existing folder ` +
       'with --workdir',
+      { code: 'usage' },
     );
   }
   if (!isFolder) {
-    throw new UsageError(`${workDir} is not a folder: pass the project folder with --workdir`);
+    throw new ClawUserError(`${workDir} is not a folder: pass the project folder with --workdir`, {
+      code: 'usage',
+    });
   }
   return workDir;
 }

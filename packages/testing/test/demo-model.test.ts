@@ -48,4 +48,16 @@ describe('the demo model', () => {
     expect(unattended.content).toContain('1 step denied by the approval gate');
     expect((await reply(history, false)).content).toContain('denied — you answered no');
   });
+
+  it('an endless demo model serves one task after another, each from its own first step', async () => {
+    const model = createDemoModel({ unattended: true, chunkDelayMs: 0, endless: true });
+    const task = (content: string): Message => ({ role: 'user', content });
+    const read = [call('1', 'read_file', { path: 'README.md' }), result('1', '# greet')];
+    for (let round = 0; round < 8; round += 1) {
+      const messages: Message[] = [task('one'), ...read, { role: 'assistant', content: 'done' }, task(`task ${round}`)];
+      const next = (await model.generate({ messages })).message;
+      expect(next.toolCalls?.[0]).toMatchObject({ name: 'read_file' });
+    }
+    expect(model.calls).toEqual([]);
+  });
 });

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Message, ModelRequest, ToolCall } from '@claw/core';
-import { ScriptedProvider, type ScriptedReply } from '@claw/testing';
+import { ScriptedProvider, type ScriptedReply } from './scripted-provider.js';
 
 /** The label the demo prints first: nothing in it comes from a real model. */
 export const demoLabel = 'claw demo — scripted demo model — no API key used';
@@ -39,6 +39,11 @@ export interface DemoModelOptions {
   unattended: boolean;
   /** Pause between streamed pieces of text, in ms (default 12, so the streaming shows). */
   chunkDelayMs?: number;
+  /**
+   * Serve any number of tasks (a demo server's sessions), keeping no copy of the requests.
+   * Default false: one task's steps, and a call past them fails, like any scripted model.
+   */
+  endless?: boolean;
 }
 
 /**
@@ -48,6 +53,9 @@ export interface DemoModelOptions {
  */
 export function createDemoModel(options: DemoModelOptions): ScriptedProvider {
   const step = (request: ModelRequest): ScriptedReply => nextReply(request, options);
+  if (options.endless === true) {
+    return new ScriptedProvider([], { name: 'scripted-demo', then: step, record: false });
+  }
   return new ScriptedProvider([step, step, step, step, step, step], { name: 'scripted-demo' });
 }
 

@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import packageJson from '../package.json' with { type: 'json' };
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClawUserError, errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import {
+  RuntimeFactory,
+  createFileTracing,
+  resolveSettings,
+  resolveWorkDir,
+  type Settings,
+} from '@claw/runtime';
+import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
+import type { ServeOptions } from './args.js';
+import { ClawServer, type ServerAddress } from './server.js';
+import { isLoopback, urlHost } from './security.js';
+
+/** What serving takes from the process (`main.ts` passes the real ones). */
+export interface ServeIo {
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Where the listening lines go. */
+  out: (line: string) => void;
+  /** Where notes and errors go. */
+  err: (line: string) => void;
+  /** Resolves with the signal's name when the server is asked to stop (SIGTERM, SIGINT). */
+  stopRequested: Promise<string>;
+  /** Aborts on a second stop request: running tasks are canceled at once. */
+  stopNow: AbortSignal;
+}
+
+/** The smallest token a given token file or CLAW_SERVER_TOKEN may hold. */
+const minTokenLength = 16;
+
+/**
+ * Runs claw-server until it is asked to stop, then stops it in order (CH-7) and returns the exit
+ * status: 0 stopped, 2 a usage or configuration error (before anything listens).
+ *
+ * @throws ClawUserError for a configuration error (the caller says it and exits 2).
+ */
+export async function serve(options: ServeOptions, io: ServeIo): Promise<number> {
+  checkHost(options);
+  const given = await givenToken(options, io);
+  const workspaces = await workspaceRoots(options, io);
+  const [first] = workspaces;
+  if (first === undefined) throw new Error('no workspace');
+  const settings = await resolveSettings({
+    workDir: first,
+    overrides: options.overrides,
+    env: io.env,
+    // The connected clients answer the questions.
+    defaultApproval: 'ask',
+  });
+  const token = given ?? randomBytes(32).toString('base64url');
+  const tracing = createFileTracing({ workDir: first, serviceName: 'claw-server' });
+  let server: ClawServer | undefined;
+  let factory: RuntimeFactory | undefined;
+  const serverFile = path.join(first, '.claw', 'server.json');
+  try {
+    factory = new RuntimeFactory({
+      settings,
+      env: io.env,
+      tracer: tracing.tracer,
+      ...(options.demo ? { provider: createDemoModel({ unattended: false, endless: true }) } : {}),
+    });
+    const isolation = factory.isolation();
+    isolation.catch(() => undefined);
+    if (settings.sandbox.isolation === 'required') await isolation;
+    server = new ClawServer({
+      factory,
+      workspaces,
+      token,
+      host: options.host,
+      tcpPort: options.tcpPort,
+      httpPort: options.httpPort,
+      allowOrigins: options.allowOrigins,
+      idleTimeoutMs: options.idleTimeoutMs,
+      version: packageJson.version,
+      ...consoleFiles(),
+    });
+    const address = await server.start().catch((error: unknown) => {
+      throw listenError(error, options);
+    });
+    const record = {
+      ...(given === undefined ? { token } : {}),
+      tcp: address.tcp,
+      http: address.http,
+      pid: process.pid,
+    };
+    await writeFileAtomically(fs, serverFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+    if (options.portFile !== undefined) {
+      const portFile = path.resolve(io.cwd, options.portFile);
+      const ports = { tcp: address.tcp, http: address.http, pid: process.pid };
+      await writeFileAtomically(fs, portFile, `${JSON.stringify(ports)}\n`, { mode: 0o644 });
+    }
+    const announcement = { address, settings, workspaces, token, serverFile, options };
+    announce(io, { ...announcement, given: given !== undefined });
+    void isolation.then(
+      (spawner) => io.err(`bash: ${spawner.description}`),
+      (error: unknown) => io.err(`bash: ${errorMessage(error)}`),
+    );
+    const signal = await io.stopRequested;
+    io.err(
+      `claw-server: ${signal}: stopping — running tasks get ${options.shutdownGraceMs} ms to ` +
+      'finish (send it again to cancel them now)',
+    );
+    await server.stop({ graceMs: options.shutdownGraceMs, now: io.stopNow });
+    io.err('claw-server: stopped; every session is stored');
+    return 0;
+  } finally {
+    if (server === undefined) await factory?.close();
+    await tracing.shutdown().catch(() => undefined);
+    await removeServerFile(serverFile);
+  }
+}
+
+function usage(message: string): ClawUserError {
+  return new ClawUserError(message, { code: 'usage' });
+}
+
+/** SEC-1: only loopback, unless the operator says otherwise and set the token. */
+function checkHost(options: ServeOptions): void {
+  if (isLoopback(options.host)) return;
+  if (!options.allowRemote) {
+    throw usage(
+      `refusing to listen on ${options.host}: that is reachable from other machines, and anyone ` +
+      'who reaches the server can run tools in your workspace. Use the default 127.0.0.1, or ' +
+      'pass --allow-remote together with --token-file (or CLAW_SERVER_TOKEN)',
+    );
+  }
+  // With --allow-remote, givenToken insists on a token the operator set.
+}
+
+/** The token the operator set (`--token-file`, else CLAW_SERVER_TOKEN), checked; else none. */
+async function givenToken(options: ServeOptions, io: ServeIo): Promise<string | undefined> {
+  let token: string | undefined;
+  let from: string;
+  if (options.tokenFile !== undefined) {
+    from = `the token file ${options.tokenFile}`;
+    try {
+      token = (await readFile(path.resolve(io.cwd, options.tokenFile), 'utf8')).trim();
+    } catch (error) {
+      throw usage(
+        `cannot read ${from} (${errnoCode(error) ?? errorMessage(error)}): create it with a ` +
+        'random token, e.g. openssl rand -hex 32 > token.txt',
+      );
+    }
+  } else {
+    from = 'CLAW_SERVER_TOKEN';
+    token = io.env.CLAW_SERVER_TOKEN?.trim();
+    if (token === '') token = undefined;
+  }
+  if (token === undefined) {
+    if (!isLoopback(options.host)) {
+      throw usage(
+        '--allow-remote needs a token you set: pass --token-file <file> or set ' +
+        'CLAW_SERVER_TOKEN (a generated token is only for loopback)',
+      );
+    }
+    return undefined;
+  }
+  if (token.length < minTokenLength || /\s/.test(token)) {
+    throw usage(
+      `${from} must hold one token of at least ${minTokenLength} characters without spaces ` +
+      `(it has ${token.length}); make one with openssl rand -hex 32`,
+    );
+  }
+  return token;
+}
+
+async function workspaceRoots(options: ServeOptions, io: ServeIo): Promise<string[]> {
+  if (options.workdirs.length === 0) {
+    if (options.demo) {
+      const demo = await createDemoWorkspace();
+      io.err(`claw-server --demo: a fresh workspace with a small project at ${demo}`);
+      return [demo];
+    }
+    return [await resolveWorkDir(undefined, io.cwd)];
+  }
+  const roots: string[] = [];
+  for (const workdir of options.workdirs) {
+    const root = await resolveWorkDir(workdir, io.cwd);
+    if (!roots.includes(root)) roots.push(root);
+  }
+  return roots;
+}
+
+/** The web console's build, next to this app's (the web app of the same checkout). */
+function consoleFiles(): { consoleDir?: string } {
+  const dir = fileURLToPath(new URL('../../web/dist/', import.meta.url));
+  return existsSync(path.join(dir, 'index.html')) ? { consoleDir: dir } : {};
+}
+
+function listenError(error: unknown, options: ServeOptions): unknown {
+  const code = errnoCode(error);
+  if (code === 'EADDRINUSE') {
+    return usage(
+      `a port is already in use (${errorMessage(error)}): stop what uses it, or pick others ` +
+      'with --tcp-port and --http-port (0 = a free port; --port-file tells which)',
+    );
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+    return usage(`cannot listen on ${options.host}: no such address on this machine`);
+  }
+  if (code === 'EACCES') {
+    return usage(`not allowed to listen on that port (${errorMessage(error)}): use a port above 1023`);
+  }
+  return error;
+}
+
+interface Announcement {
+  address: ServerAddress;
+  settings: Settings;
+  workspaces: readonly string[];
+  token: string;
+  given: boolean;
+  serverFile: string;
+  options: ServeOptions;
+}
+
+function announce(io: ServeIo, what: Announcement): void {
+  const { address, settings, options } = what;
+  const host = urlHost(address.host);
+  const model = options.demo ? 'scripted demo model (no API key used)' : `model ${settings.model}`;
+  io.out(`claw-server ${packageJson.version} — ${model} · approval ${settings.approval}`);
+  io.out(`workspace${what.workspaces.length === 1 ? '' : 's'}: ${what.workspaces.join(', ')}`);
+  io.out(`tcp:       ${host}:${address.tcp} (JSON lines)`);
+  io.out(`websocket: ws://${host}:${address.http}/ws`);
+  io.out(`console:   http://${host}:${address.http}/#token=${what.token}`);
+  io.out(
+    what.given
+      ? 'token:     the one you gave'
+      : `token:     generated, in ${what.serverFile} (mode 0600)`,
+  );
+  io.out(`Stop with Ctrl-C or SIGTERM (running tasks get ${options.shutdownGraceMs} ms to finish).`);
+}
+
+/** Removes `.claw/server.json` when it still describes this process. */
+async function removeServerFile(file: string): Promise<void> {
+  try {
+    const record = JSON.parse(await readFile(file, 'utf8')) as { pid?: unknown };
+    if (record.pid === process.pid) await rm(file, { force: true });
+  } catch {
+    // Not written (the server did not start) or not ours any more.
+  }
+}

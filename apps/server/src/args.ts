@@ -1,0 +1,169 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { ClawUserError } from '@claw/core';
+import {
+  flagParseError,
+  readSettingFlags,
+  settingFlagOptions,
+  stringFlag,
+  wholeNumberFlag,
+  type FlagValues,
+  type SettingOverrides,
+} from '@claw/runtime';
+
+/** What the command line of `claw-server` says (CH-12), checked. */
+export interface ServeOptions {
+  /** The workspace roots as given (relative to the current folder); empty = the current folder. */
+  workdirs: string[];
+  host: string;
+  tcpPort: number;
+  httpPort: number;
+  portFile: string | undefined;
+  tokenFile: string | undefined;
+  allowRemote: boolean;
+  /** Origins allowed to open WebSockets besides the console's own (SEC-3). */
+  allowOrigins: string[];
+  demo: boolean;
+  shutdownGraceMs: number;
+  idleTimeoutMs: number;
+  /** The settings the flags set (`--model`, `--approval`, budgets, timeouts). */
+  overrides: SettingOverrides;
+}
+
+export type ServerCommand =
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | { kind: 'serve'; options: ServeOptions };
+
+/** Defaults of CH-6, CH-7 and CH-10. */
+export const serveDefaults = {
+  host: '127.0.0.1',
+  tcpPort: 8080,
+  httpPort: 8081,
+  shutdownGraceMs: 10_000,
+  idleTimeoutMs: 30 * 60_000,
+} as const;
+
+const parseOptions = {
+  workdir: { type: 'string', multiple: true },
+  host: { type: 'string' },
+  'tcp-port': { type: 'string' },
+  'http-port': { type: 'string' },
+  'port-file': { type: 'string' },
+  'token-file': { type: 'string' },
+  'allow-remote': { type: 'boolean' },
+  'allow-origin': { type: 'string', multiple: true },
+  demo: { type: 'boolean' },
+  'shutdown-grace-ms': { type: 'string' },
+  'idle-timeout-ms': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  ...settingFlagOptions,
+} satisfies ParseArgsConfig['options'];
+
+const seeHelp = 'run `claw-server --help` to see the options';
+
+function usage(message: string): ClawUserError {
+  return new ClawUserError(message, { code: 'usage' });
+}
+
+/**
+ * Reads the command line of `claw-server` (CH-12).
+ *
+ * @throws ClawUserError `usage` for an unknown option, a positional argument, a missing or bad
+ *   value (a port outside 0–65535, an origin that is not `scheme://host[:port]`…).
+ */
+export function parseServerArgs(argv: readonly string[]): ServerCommand {
+  let values: Record<string, string | boolean | string[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: parseOptions,
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (error) {
+    throw flagParseError(error, seeHelp);
+  }
+  if (values.help === true) return { kind: 'help' };
+  if (values.version === true) return { kind: 'version' };
+  const [extra] = positionals;
+  if (extra !== undefined) {
+    throw usage(
+      `unexpected argument "${extra}": claw-server takes only options (a workspace is given ` +
+      `with --workdir ${extra}); ${seeHelp}`,
+    );
+  }
+  const flags = values as FlagValues;
+  const workdirs = list(values.workdir);
+  for (const workdir of workdirs) {
+    if (workdir.trim() === '') throw usage('--workdir needs a folder, e.g. --workdir ~/project');
+  }
+  const host = stringFlag(flags, 'host') ?? serveDefaults.host;
+  if (host.trim() === '') throw usage('--host needs an address, e.g. --host 127.0.0.1');
+  return {
+    kind: 'serve',
+    options: {
+      workdirs,
+      host,
+      tcpPort: port(flags, 'tcp-port', serveDefaults.tcpPort),
+      httpPort: port(flags, 'http-port', serveDefaults.httpPort),
+      portFile: fileFlag(flags, 'port-file'),
+      tokenFile: fileFlag(flags, 'token-file'),
+      allowRemote: values['allow-remote'] === true,
+      allowOrigins: list(values['allow-origin']).map(origin),
+      demo: values.demo === true,
+      shutdownGraceMs: milliseconds(flags, 'shutdown-grace-ms', serveDefaults.shutdownGraceMs),
+      idleTimeoutMs: milliseconds(flags, 'idle-timeout-ms', serveDefaults.idleTimeoutMs),
+      overrides: readSettingFlags(flags),
+    },
+  };
+}
+
+function list(value: string | boolean | string[] | undefined): string[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function port(values: FlagValues, flag: string, fallback: number): number {
+  const text = stringFlag(values, flag);
+  if (text === undefined) return fallback;
+  const value = wholeNumberFlag(flag, text, 0);
+  if (value > 65_535) {
+    throw usage(`--${flag} must be a port from 0 to 65535 (0 = a free one), got "${text}"`);
+  }
+  return value;
+}
+
+function milliseconds(values: FlagValues, flag: string, fallback: number): number {
+  const text = stringFlag(values, flag);
+  return text === undefined ? fallback : wholeNumberFlag(flag, text, 0);
+}
+
+function fileFlag(values: FlagValues, flag: string): string | undefined {
+  const file = stringFlag(values, flag);
+  if (file !== undefined && file.trim() === '') {
+    throw usage(`--${flag} needs a file name, e.g. --${flag} ./claw-server.${flag.split('-')[0]}`);
+  }
+  return file;
+}
+
+/** An origin as browsers send it: `scheme://host[:port]`, nothing after (SEC-3). */
+function origin(text: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    url = undefined;
+  }
+  if (
+    url === undefined ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.origin !== text.replace(/\/$/, '')
+  ) {
+    throw usage(
+      '--allow-origin takes an origin as a browser sends it, scheme://host[:port] with nothing ' +
+      `after it, got "${text}"; e.g. --allow-origin https://console.example.com`,
+    );
+  }
+  return url.origin;
+}

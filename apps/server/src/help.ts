@@ -1,0 +1,81 @@
+import { defaultSettings } from '@claw/runtime';
+import { serveDefaults } from './args.js';
+
+/** The text of `claw-server --help` (CH-12). */
+export function helpText(version: string): string {
+  const d = defaultSettings;
+  const s = serveDefaults;
+  return `claw-server ${version} — agent sessions over TCP and WebSocket, shared by many clients
+
+Usage:
+  claw-server [options]           serve the sessions of the workspace(s) until SIGTERM/Ctrl-C
+  claw-server --demo              the same with a scripted demo model: no API key needed
+  claw-server --version | --help
+
+Listening:
+  --workdir <dir>                 a workspace root sessions may use (repeatable; the first is
+                                  the default; default: the current folder, or with --demo a
+                                  fresh temporary folder with a small project)
+  --host <addr>                   address of both ports (default: ${s.host}). Any other than a
+                                  loopback address needs --allow-remote and a given token
+  --tcp-port <n>                  JSON lines, one message per line (default: ${s.tcpPort}; 0 = free)
+  --http-port <n>                 WebSocket at /ws, the web console at /, /healthz, /readyz
+                                  (default: ${s.httpPort}; 0 = a free port)
+  --port-file <file>              write {"tcp":N,"http":M,"pid":P} there once listening
+  --token-file <file>             the token clients must send (else CLAW_SERVER_TOKEN, else a
+                                  new random one, written to <workdir>/.claw/server.json)
+  --allow-remote                  permit a non-loopback --host (needs --token-file or
+                                  CLAW_SERVER_TOKEN)
+  --allow-origin <origin>         one more web origin allowed to open WebSockets, e.g.
+                                  https://console.example.com (repeatable)
+  --shutdown-grace-ms <n>         on SIGTERM/SIGINT, running tasks get this long to finish
+                                  before they are canceled (default: ${s.shutdownGraceMs})
+  --idle-timeout-ms <n>           a session no client watched for this long has its pending
+                                  approvals denied and is unloaded (default: ${s.idleTimeoutMs})
+
+Tasks (as claw; flag > environment > <workdir>/.claw/config.json > default):
+  --approval ask|allow|deny       tools the policy would ask about: ask the connected clients
+                                  (default), allow each once, or deny
+  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
+  --max-turns <n>                 model calls per task (default: ${d.maxTurns})
+  --max-session-tokens <n>        tokens over a session's life, 0 = unlimited
+                                  (default: ${d.maxSessionTokens})
+  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
+  --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
+  --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
+                                  (default: ${d.toolTimeBudgetMs})
+  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
+                                  (default: ${d.callTimeoutMs})
+  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
+                                  (default: ${d.firstTokenTimeoutMs})
+  --retries <n>                   retries of a failed model call (default: ${d.retries})
+  -h, --help                      print this help
+  -v, --version                   print the version
+
+Environment:
+  OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL   the model server, as for claw
+  CLAW_SERVER_TOKEN                               the token, when --token-file is not given
+
+Protocol (one JSON object per line on TCP, per text message on /ws):
+  first  {"type":"hello","token":"…","protocol":1}       → welcome (the sessions there are)
+  then   {"type":"open","session_id":"…","after":N}      → session_opened, the events after N
+         {"type":"prompt","content":"…"}                 → the task's events, live
+         {"type":"approval_response","request_id":"…","decision":"allow_once"|"allow_session"|"deny"}
+         {"type":"interrupt"}  {"type":"close","end":true}  {"type":"ping"}
+  A session outlives its connections: reconnect, open it with the last seq you got, and get
+  exactly what you missed. The token is never accepted in a URL; web pages of other origins
+  cannot open WebSockets; the TCP port hangs up on anything that looks like HTTP.
+
+Exit status:
+  0    stopped by SIGTERM/SIGINT (tasks finished or were canceled; sessions stored)
+  1    failed while running
+  2    usage or configuration error (bad option, missing folder, a non-loopback --host
+       without --allow-remote and a token, a port in use, OPENAI_API_KEY not set)
+
+Examples:
+  claw-server --demo --tcp-port 0 --http-port 0 --port-file ports.json
+  claw-server --workdir ~/project --workdir ~/other
+  printf '%s\\n' '{"type":"hello","token":"…","protocol":1}' '{"type":"prompt","content":"hi"}' \\
+    | nc 127.0.0.1 8080
+`;
+}

@@ -1,0 +1,289 @@
+import path from 'node:path';
+import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
+import type { RuntimeSource, WelcomeSession } from '@claw/channel';
+import { abortReason } from '@claw/core';
+import type { CreateRuntimeOptions, Runtime, RuntimeFactory } from '@claw/runtime';
+
+/** What the registry needs of the runtime factory. */
+export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions'>;
+
+export interface ServerSessionsOptions {
+  factory: SessionFactory;
+  /** The workspace roots: `welcome` lists the sessions stored in them. */
+  workspaces: readonly string[];
+  /** A session nobody watches is unloaded after this long (CH-10), its questions denied. */
+  idleTimeoutMs: number;
+  /** Most sessions `welcome` lists (the most recently changed first). Default 200. */
+  welcomeLimit?: number;
+}
+
+/** The name its idle-timeout denials carry as `by` in `approval_resolved`. */
+export const idleDenier = 'claw-server (idle timeout)';
+
+interface Entry {
+  key: string;
+  sessionId: string;
+  workDir: string;
+  /** The server's own attachment: keeps the session loaded between clients, denies when idle. */
+  keeper: Runtime;
+  clients: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Set when the idle time ran out with nobody attached; cleared when a client comes. */
+  expired: boolean;
+  /** Questions waiting for the idle time to run out. */
+  waiters: Set<() => void>;
+  unloading: Promise<void> | undefined;
+}
+
+/**
+ * The sessions of one server, shared by all its connections (it is their `RuntimeSource`): the
+ * first client of a session loads it, and the server keeps it loaded (its event log in memory,
+ * for clients that reconnect) until nobody has watched it for `idleTimeoutMs` (CH-10). Then its
+ * pending approvals are denied — a task that outlived its clients does not wait forever for an
+ * answer nobody can give — and the session is unloaded once no task runs (its state stays in the
+ * store). A client that comes back before then finds it as it was.
+ */
+export class ServerSessions implements RuntimeSource {
+  private readonly options: ServerSessionsOptions;
+  private readonly entries = new Map<string, Promise<Entry>>();
+  /** Every session id known to exist, so that a new session never takes an old one's id. */
+  private readonly knownIds = new Set<string>();
+  private readonly counters = new Map<string, number>();
+  private closed = false;
+
+  constructor(options: ServerSessionsOptions) {
+    this.options = options;
+  }
+
+  /** A runtime for one client; the session is loaded (and kept) while any client holds one. */
+  async createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
+    const workDir = path.resolve(options.workDir);
+    const sessionId = options.sessionId ?? 'default';
+    this.knownIds.add(sessionId);
+    let entry = await this.entry(sessionId, workDir);
+    // Being unloaded meanwhile (its idle time ran out just now): load it again.
+    while (entry.unloading !== undefined) entry = await this.entry(sessionId, workDir);
+    entry.clients += 1;
+    this.touch(entry);
+    try {
+      return await this.options.factory.createRuntime({
+        ...options,
+        workDir,
+        sessionId,
+        onClose: () => {
+          options.onClose?.();
+          this.leave(entry);
+        },
+      });
+    } catch (error) {
+      this.leave(entry);
+      throw error;
+    }
+  }
+
+  /**
+   * The sessions `welcome` lists: those stored in the workspaces, most recently changed first,
+   * with the live state and last seq of the loaded ones.
+   */
+  async welcome(): Promise<WelcomeSession[]> {
+    const sessions = new Map<string, WelcomeSession>();
+    for (const root of this.options.workspaces) {
+      const workDir = path.resolve(root);
+      const summaries = await this.options.factory.listSessions(workDir).catch(() => []);
+      for (const summary of summaries) {
+        sessions.set(keyOf(summary.id, workDir), {
+          session_id: summary.id,
+          state: 'idle',
+          last_seq: summary.lastEventSeq,
+          updated_at: summary.updatedAt,
+        });
+      }
+    }
+    for (const pending of this.entries.values()) {
+      const entry = await pending.catch(() => undefined);
+      if (entry === undefined || entry.unloading !== undefined) continue;
+      const view = entry.keeper.snapshot();
+      sessions.set(entry.key, {
+        session_id: entry.sessionId,
+        state: view.state,
+        last_seq: view.seq,
+        updated_at: sessions.get(entry.key)?.updated_at ?? new Date().toISOString(),
+      });
+    }
+    return [...sessions.values()]
+      .sort((a, b) => b.updated_at.localeCompare(a.updated_at))
+      .slice(0, this.options.welcomeLimit ?? 200);
+  }
+
+  /** Learns the ids of the sessions stored in the workspaces (before `newSessionId`). */
+  async init(): Promise<void> {
+    for (const root of this.options.workspaces) {
+      const summaries = await this.options.factory.listSessions(path.resolve(root));
+      for (const summary of summaries) this.knownIds.add(summary.id);
+    }
+  }
+
+  /**
+   * A new session id, `<prefix>-N` (the seed's `tcp-channel-session-N`), numbered past every id
+   * that exists: a restarted server never hands a new client someone's old session.
+   */
+  newSessionId(prefix: string): string {
+    let next = this.counters.get(prefix) ?? 0;
+    let id: string;
+    do {
+      next += 1;
+      id = `${prefix}-${next}`;
+    } while (this.knownIds.has(id));
+    this.counters.set(prefix, next);
+    this.knownIds.add(id);
+    return id;
+  }
+
+  /** How many sessions are loaded now. */
+  get loaded(): number {
+    return this.entries.size;
+  }
+
+  /** How many loaded sessions run a task now. */
+  async running(): Promise<number> {
+    let count = 0;
+    for (const pending of this.entries.values()) {
+      const entry = await pending.catch(() => undefined);
+      if (entry?.keeper.activeTask !== undefined) count += 1;
+    }
+    return count;
+  }
+
+  /**
+   * Resolves once no loaded session runs a task, or when `signal` aborts (whichever is first).
+   */
+  async tasksDone(signal: AbortSignal): Promise<void> {
+    const entries = await Promise.allSettled([...this.entries.values()]);
+    const waits = entries.flatMap((settled) =>
+      settled.status === 'fulfilled' ? [settled.value.keeper.idle().catch(() => undefined)] : [],
+    );
+    if (signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => resolve(), { once: true });
+      void Promise.all(waits).then(() => resolve());
+    });
+  }
+
+  /** Stops the idle timers and lets every session go (the factory's close cancels tasks). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const entries = await Promise.allSettled([...this.entries.values()]);
+    await Promise.allSettled(
+      entries.map(async (settled) => {
+        if (settled.status !== 'fulfilled') return;
+        clearTimeout(settled.value.timer);
+        await settled.value.keeper.close({ cancel: false });
+      }),
+    );
+    this.entries.clear();
+  }
+
+  private async entry(sessionId: string, workDir: string): Promise<Entry> {
+    const key = keyOf(sessionId, workDir);
+    for (;;) {
+      if (this.closed) throw new Error('the server is stopping');
+      const pending = this.entries.get(key);
+      if (pending === undefined) break;
+      const existing = await pending.catch(() => undefined);
+      if (existing !== undefined && existing.unloading === undefined) return existing;
+      if (existing !== undefined) await existing.unloading;
+      if (this.entries.get(key) === pending) this.entries.delete(key);
+    }
+    const made = this.load(key, sessionId, workDir);
+    this.entries.set(key, made);
+    made.catch(() => {
+      if (this.entries.get(key) === made) this.entries.delete(key);
+    });
+    return made;
+  }
+
+  private async load(key: string, sessionId: string, workDir: string): Promise<Entry> {
+    const waiters = new Set<() => void>();
+    const entry: Entry = {
+      key,
+      sessionId,
+      workDir,
+      keeper: undefined as unknown as Runtime,
+      clients: 0,
+      timer: undefined,
+      expired: false,
+      waiters,
+      unloading: undefined,
+    };
+    entry.keeper = await this.options.factory.createRuntime({
+      id: `claw-server:${sessionId}`,
+      sessionId,
+      workDir,
+      approvalHandler: this.idleDenial(entry),
+    });
+    return entry;
+  }
+
+  /** Answers a session's questions with a denial once nobody watched it for the idle time. */
+  private idleDenial(entry: Entry): ApprovalHandler {
+    const minutes = this.options.idleTimeoutMs / 60_000;
+    const answer: ApprovalAnswer = {
+      decision: 'deny',
+      reason:
+        'nobody was connected to answer it: no client watched this session for ' +
+        `${minutes >= 1 ? `${Math.round(minutes)} min` : `${this.options.idleTimeoutMs} ms`} ` +
+        '(the server\'s idle timeout)',
+    };
+    return {
+      approve: (_prompt: ApprovalPrompt, signal: AbortSignal) => {
+        if (entry.expired) return Promise.resolve(answer);
+        return new Promise<ApprovalAnswer>((resolve, reject) => {
+          const deny = (): void => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(answer);
+          };
+          const onAbort = (): void => {
+            entry.waiters.delete(deny);
+            reject(abortReason(signal));
+          };
+          entry.waiters.add(deny);
+          signal.addEventListener('abort', onAbort, { once: true });
+        });
+      },
+    };
+  }
+
+  private touch(entry: Entry): void {
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    entry.expired = false;
+  }
+
+  private leave(entry: Entry): void {
+    entry.clients -= 1;
+    if (entry.clients > 0 || this.closed) return;
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => void this.expire(entry), this.options.idleTimeoutMs);
+    entry.timer.unref();
+  }
+
+  /** The idle time ran out: deny what waits, unload once no task runs (unless a client came). */
+  private async expire(entry: Entry): Promise<void> {
+    if (entry.clients > 0 || entry.unloading !== undefined) return;
+    entry.expired = true;
+    for (const deny of [...entry.waiters]) deny();
+    entry.waiters.clear();
+    await entry.keeper.idle().catch(() => undefined);
+    if (entry.clients > 0 || !entry.expired || entry.unloading !== undefined) return;
+    entry.unloading = entry.keeper.close({ cancel: false }).finally(() => {
+      void this.entries.get(entry.key)?.then((current) => {
+        if (current === entry) this.entries.delete(entry.key);
+      });
+    });
+    await entry.unloading;
+  }
+}
+
+function keyOf(sessionId: string, workDir: string): string {
+  return `${workDir}\u0000${sessionId}`;
+}
