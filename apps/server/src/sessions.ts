@@ -216,7 +216,8 @@ export class ServerSessions implements RuntimeSource {
       unloading: undefined,
     };
     entry.keeper = await this.options.factory.createRuntime({
-      id: `claw-server:${sessionId}`,
+      // Its id is who answered (`by`) when its idle-timeout denial wins.
+      id: idleDenier,
       sessionId,
       workDir,
       approvalHandler: this.idleDenial(entry),

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  GateTool,
+  TcpClient,
+  WsClient,
+  cleanUp,
+  gateCall,
+  openSession,
+  startServer,
+} from './helpers.js';
+
+afterEach(cleanUp);
+
+describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
+  it.each(['tcp', 'ws'] as const)('%s: the seed flow: a bare prompt opens a session and runs', async (kind) => {
+    const { address } = await startServer({ steps: [{ text: 'hello there' }] });
+    const client = kind === 'tcp' ? await TcpClient.connect(address.tcp) : await WsClient.connect(address.http);
+    const welcome = await client.hello();
+    expect(welcome).toMatchObject({ type: 'welcome', protocol: 1, server: { name: 'claw-server' }, sessions: [] });
+    client.send({ type: 'prompt', content: 'hi' });
+    const opened = await client.next('session_opened');
+    expect(opened.session_id).toBe(`${kind}-channel-session-1`);
+    const done = await client.next('task_completed');
+    expect(done.content).toBe('hello there');
+    expect(client.invalid).toEqual([]);
+    // Every session event is numbered in order, without gaps.
+    const seqs = client.events.flatMap((event) => ('seq' in event && 'at' in event ? [event.seq] : []));
+    expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+  });
+
+  it('TCP and WebSocket clients share one set of sessions: welcome lists them, one opens the other\'s', async () => {
+    const { address } = await startServer({ steps: [{ text: 'one' }] });
+    const { client: tcp, sessionId } = await openSession('tcp', address, { session_id: 'shared' });
+    tcp.send({ type: 'prompt', content: 'go' });
+    await tcp.next('task_completed');
+    const ws = await WsClient.connect(address.http);
+    const welcome = await ws.hello();
+    expect(welcome.type === 'welcome' ? welcome.sessions.map((session) => session.session_id) : []).toContain(sessionId);
+    ws.send({ type: 'open', session_id: sessionId });
+    const history = await ws.next('history');
+    expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('a task keeps running when its only client disconnects; reopening shows how it ended', async () => {
+    const gate = new GateTool();
+    const { address } = await startServer({ steps: [gateCall('slow'), { text: 'finished' }], tools: [gate.tool] });
+    const { client, sessionId } = await openSession('ws', address);
+    client.send({ type: 'prompt', content: 'go' });
+    await gate.whenStarted();
+    const seen = client.events.length;
+    (client as WsClient).ws.terminate();
+    await client.whenClosed();
+    gate.release();
+    const again = await WsClient.connect(address.http);
+    await again.hello();
+    const lastSeq = Math.max(...client.events.slice(0, seen).flatMap((event) => ('seq' in event && 'at' in event ? [event.seq] : [0])));
+    again.send({ type: 'open', session_id: sessionId, after: lastSeq });
+    const completed = await again.next('task_completed');
+    expect(completed.content).toBe('finished');
+    expect(gate.canceled).toEqual([]);
+  });
+
+  it('idle sessions are unloaded after --idle-timeout-ms and their pending approvals denied (CH-10)', async () => {
+    const gate = new GateTool('risky', 'dangerous');
+    const { address, server } = await startServer({
+      steps: [gateCall('needs ok', 'risky'), { text: 'after the answer' }],
+      tools: [gate.tool],
+      server: { idleTimeoutMs: 150 },
+    });
+    const { client, sessionId } = await openSession('tcp', address);
+    client.send({ type: 'prompt', content: 'go' });
+    const request = await client.next('approval_request');
+    (client as TcpClient).socket.destroy();
+    await client.whenClosed();
+    const observer = await TcpClient.connect(address.tcp);
+    await observer.hello();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Still loaded and waiting: the question is pending until the idle time runs out.
+    expect(server.loadedSessions).toBe(1);
+    observer.socket.destroy();
+    await observer.whenClosed();
+    const deadline = Date.now() + 5000;
+    while (server.loadedSessions > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.loadedSessions).toBe(0);
+    expect(gate.started).toEqual([]);
+    const back = await TcpClient.connect(address.tcp);
+    await back.hello();
+    back.send({ type: 'open', session_id: sessionId, after: request.seq });
+    const resolved = await back.next('approval_resolved', (event) => event.request_id === request.request_id);
+    expect(resolved).toMatchObject({ decision: 'deny', by: 'claw-server (idle timeout)' });
+    const result = await back.next('tool_result');
+    expect(result.is_error).toBe(true);
+    expect(result.result).toContain('nobody was connected to answer it');
+    await back.next('task_completed');
+  });
+});
