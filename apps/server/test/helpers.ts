@@ -281,7 +281,9 @@ export class WsClient extends EventClient {
     super();
     this.ws = ws;
     ws.on('message', (data, isBinary) => {
-      if (!isBinary) this.receive(String(data));
+      if (isBinary) return;
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      this.receive(bytes.toString('utf8'));
     });
     ws.on('close', (code, reason) => {
       this.closeCode = code;
