@@ -1,13 +1,21 @@
-// Vitest global setup: builds the `claw` CLI and every package it imports before the tests run,
-// because the CLI's end-to-end tests spawn the built `claw` (apps/cli/dist/main.js), which loads
-// the packages' builds, not their sources. turbo caches, so this is quick when nothing changed.
+// Vitest global setup: builds the apps (`claw`, `claw-server`) and every package they import
+// before the tests run, because their end-to-end tests spawn the built apps (dist/main.js), which
+// load the packages' builds, not their sources. turbo caches, so this is quick when nothing
+// changed.
 import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const turboArgs = ['turbo', 'run', 'build', '--filter=@claw/cli...', '--output-logs=errors-only'];
+const turboArgs = [
+  'turbo',
+  'run',
+  'build',
+  '--filter=@claw/cli...',
+  '--filter=@claw/server...',
+  '--output-logs=errors-only',
+];
 
 export async function setup(): Promise<void> {
   const [command, args] = buildCommand();
@@ -16,13 +24,13 @@ export async function setup(): Promise<void> {
   if (result.code !== 0) {
     const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-40).join('\n');
     throw new Error(
-      `Building the claw CLI for the end-to-end tests failed (exit ${result.code}).\n` +
+      `Building the claw apps for the end-to-end tests failed (exit ${result.code}).\n` +
       `Command: ${[command, ...args].join(' ')} (in ${root})\n${output}\n` +
       'Fix the build (run the command above to see every error), then run the tests again.',
     );
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`global setup: built @claw/cli and its packages in ${seconds}s`);
+  console.log(`global setup: built @claw/cli, @claw/server and their packages in ${seconds}s`);
 }
 
 /**

@@ -22,17 +22,21 @@ export class ChannelSession {
   readonly runtime: Runtime;
   private currentRole: ChannelRole;
   private readonly send: (event: ServerEvent) => void;
+  private readonly room: () => Promise<void> | undefined;
   private subscription = new AbortController();
 
   constructor(options: {
     runtime: Runtime;
     role: ChannelRole;
     send: (event: ServerEvent) => void;
+    /** Undefined while the connection can take another event; else resolves once it can. */
+    room?: () => Promise<void> | undefined;
   }) {
     this.runtime = options.runtime;
     this.id = options.runtime.sessionId;
     this.currentRole = options.role;
     this.send = options.send;
+    this.room = options.room ?? (() => undefined);
   }
 
   get role(): ChannelRole {
@@ -169,6 +173,10 @@ export class ChannelSession {
         for await (const event of this.runtime.events({ after: cursor, signal })) {
           cursor = event.seq;
           this.send(event);
+          // Paced by the connection: a backlog goes out as fast as the client reads it. Meanwhile
+          // the session's log holds what comes (a subscriber too far behind catches up below).
+          const room = this.room();
+          if (room !== undefined) await room;
         }
         return;
       } catch (error) {

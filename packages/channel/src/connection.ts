@@ -379,7 +379,12 @@ export class ChannelConnection {
       await runtime.close({ cancel: false });
       throw new ChannelError('the connection is closed', { code: 'closed', sessionId: id });
     }
-    const session = new ChannelSession({ runtime, role, send: (event) => this.send(event) });
+    const session = new ChannelSession({
+      runtime,
+      role,
+      send: (event) => this.out.push(event, { paced: true }),
+      room: () => (this.out.hasRoom ? undefined : this.out.room()),
+    });
     this.sessions.set(id, session);
     return session;
   }

@@ -6,9 +6,18 @@ export interface OutboundLimits {
   maxEvents?: number;
   /** Default 4 MiB (of JSON text). */
   maxBytes?: number;
+  /**
+   * How long the queue may stay full while a session's events wait for room, in ms, before the
+   * client is closed as too slow. Default 10 s.
+   */
+  maxStallMs?: number;
 }
 
-export const defaultOutboundLimits = { maxEvents: 1024, maxBytes: 4 * 1024 * 1024 } as const;
+export const defaultOutboundLimits = {
+  maxEvents: 1024,
+  maxBytes: 4 * 1024 * 1024,
+  maxStallMs: 10_000,
+} as const;
 
 /** Why a connection was closed by the channel (the transport says it its own way). */
 export interface CloseReason {
@@ -30,23 +39,34 @@ export interface ChannelWriter {
   close(reason: CloseReason): void;
 }
 
+/**
+ * The most text one merged delta holds: merging re-encodes the merged event, so without a cap a
+ * long answer to a stuck client would cost time quadratic in its length.
+ */
+const maxMergedChars = 64 * 1024;
+
 interface Queued {
   event: ServerEvent;
   json: string;
 }
 
 /**
- * The bounded outbound queue of one connection (CH-3, CH-5): events are queued at once (the run
- * and the event log never wait for a connection) and written one at a time, in order. When the
- * queue is full, consecutive text deltas of one task are first merged into one (content joined,
- * the last one's seq: a client's cursor stays right); if it is still full, the connection is
- * closed with `client_too_slow`. The client reconnects with its cursor and catches up from the
- * log.
+ * The bounded outbound queue of one connection (CH-3, CH-5): events are queued at once and
+ * written one at a time, in order. Sessions' events are paced (`room()`): a subscription that
+ * finds the queue full waits — the run never does, its events stay in the session's log — so a
+ * client catching up on a long backlog gets it at the speed it reads. When the queue is full,
+ * consecutive text deltas of one task are first merged into one (content joined, the last one's
+ * seq: a client's cursor stays right); if it stays full for `maxStallMs`, or an unpaced event
+ * overflows it, the connection is closed with `client_too_slow`. The client reconnects with its
+ * cursor and catches up from the log.
  */
 export class OutboundQueue {
   private readonly writer: ChannelWriter;
   private readonly maxEvents: number;
   private readonly maxBytes: number;
+  private readonly maxStallMs: number;
+  private readonly roomWaiters: Array<() => void> = [];
+  private stallTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly queue: Queued[] = [];
   private bytes = 0;
   private writing = false;
@@ -59,6 +79,35 @@ export class OutboundQueue {
     this.writer = writer;
     this.maxEvents = limits.maxEvents ?? defaultOutboundLimits.maxEvents;
     this.maxBytes = limits.maxBytes ?? defaultOutboundLimits.maxBytes;
+    this.maxStallMs = limits.maxStallMs ?? defaultOutboundLimits.maxStallMs;
+  }
+
+  /** True while one more event fits (or once closed: pushes are ignored then). */
+  get hasRoom(): boolean {
+    return (
+      this.closedReason !== undefined ||
+      (this.queue.length < this.maxEvents && this.bytes < this.maxBytes)
+    );
+  }
+
+  /**
+   * Resolves once one more event fits — after merging text deltas, if that makes room — or once
+   * the connection is closed; a queue that stays full for `maxStallMs` closes it as too slow.
+   */
+  room(): Promise<void> {
+    if (this.hasRoom) return Promise.resolve();
+    this.coalesce();
+    if (this.hasRoom) return Promise.resolve();
+    this.stallTimer ??= setTimeout(() => {
+      this.stallTimer = undefined;
+      this.close({
+        code: 'client_too_slow',
+        message:
+          `client too slow: nothing could be sent for ${this.maxStallMs} ms (${this.queue.length} ` +
+          'events waiting); reconnect with the last seq you got to catch up',
+      });
+    }, this.maxStallMs);
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
   /** Why the queue closed the connection, once it did. */
@@ -71,15 +120,21 @@ export class OutboundQueue {
     return this.queue.length;
   }
 
-  /** Queues an event; never waits. Ignored once the connection is closed. */
-  push(event: ServerEvent): void {
+  /**
+   * Queues an event; never waits. Ignored once the connection is closed. A `paced` event (a
+   * session's, whose sender waits for `room()` after it) may go over the bound by itself — one
+   * event larger than the byte bound still goes out — and never closes the connection; any
+   * other event that overflows the queue closes it as too slow.
+   */
+  push(event: ServerEvent, options: { paced?: boolean } = {}): void {
     if (this.closedReason !== undefined) return;
     const json = JSON.stringify(event);
     this.queue.push({ event, json });
     this.bytes += json.length;
     if (this.queue.length > this.maxEvents || this.bytes > this.maxBytes) {
       this.coalesce();
-      if (this.queue.length > this.maxEvents || this.bytes > this.maxBytes) {
+      const over = this.queue.length > this.maxEvents || this.bytes > this.maxBytes;
+      if (over && options.paced !== true) {
         this.close({
           code: 'client_too_slow',
           message:
@@ -106,6 +161,7 @@ export class OutboundQueue {
     this.queue.length = 0;
     this.bytes = 0;
     this.settleDrained();
+    this.settleRoom();
     this.writer.close(reason);
   }
 
@@ -122,7 +178,8 @@ export class OutboundQueue {
         a.type !== 'text_delta' ||
         b.type !== 'text_delta' ||
         a.session_id !== b.session_id ||
-        a.task_id !== b.task_id
+        a.task_id !== b.task_id ||
+        a.content.length + b.content.length > maxMergedChars
       ) {
         continue;
       }
@@ -159,11 +216,18 @@ export class OutboundQueue {
           this.queue.splice(0, batch.length);
           for (const item of batch) this.bytes -= item.json.length;
         }
+        if (this.hasRoom) this.settleRoom();
       }
     } finally {
       this.writing = false;
       if (this.queue.length === 0) this.settleDrained();
     }
+  }
+
+  private settleRoom(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
   private settleDrained(): void {

@@ -236,8 +236,8 @@ describe('the bounded outbound queue (CH-5)', () => {
   it('closes a client that stopped reading with client_too_slow, while the run completes', async () => {
     const workDir = await workspace();
     const runtimes = factoryWith([{ textChunks: Array.from({ length: 300 }, (_, index) => `${index} `) }, { text: 'second' }]);
-    // Deltas are merged first; the events after them overflow a queue of 4.
-    const stuck = new TestClient({ runtimes, workspaces: [workDir], outbound: { maxEvents: 4 } });
+    // Deltas are merged first; then the queue of 4 stays full, and after 100 ms the client goes.
+    const stuck = new TestClient({ runtimes, workspaces: [workDir], outbound: { maxEvents: 4, maxStallMs: 100 } });
     const healthy = new TestClient({ runtimes, workspaces: [workDir] });
     await stuck.send({ type: 'open', session_id: 'busy' });
     await healthy.send({ type: 'open', session_id: 'busy' });
@@ -251,5 +251,33 @@ describe('the bounded outbound queue (CH-5)', () => {
     // The session goes on for the others.
     await healthy.send({ type: 'prompt', content: 'again' });
     expect((await healthy.next('task_completed', (event) => event.seq > end.seq)).content).toBe('second');
+  });
+
+  it('a backlog far larger than the queue is replayed whole to a client that reads slowly', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([{ textChunks: Array.from({ length: 500 }, (_, index) => `${index} `) }]);
+    const writer = new TestClient({ runtimes, workspaces: [workDir] });
+    await writer.send({ type: 'open', session_id: 'backlog' });
+    await writer.send({ type: 'prompt', content: 'talk' });
+    await writer.next('task_completed');
+    const end = await writer.next('state', (event) => event.state === 'idle');
+    // Each write takes a turn of the event loop: the queue of 8 is full most of the time.
+    const reader = new TestClient({ runtimes, workspaces: [workDir], outbound: { maxEvents: 8, maxStallMs: 2000 } });
+    reader.slowly = () => new Promise((resolve) => setImmediate(resolve));
+    await reader.send({ type: 'open', session_id: 'backlog', after: 0 });
+    await reader.next('state', (event) => event.seq === end.seq);
+    expect(reader.closedWith).toBeUndefined();
+    // Everything, in order: deltas may arrive merged (the queue was full), their text whole; every
+    // other event once, with its seq.
+    const all = writer.events.filter((event) => 'seq' in event && 'at' in event);
+    const replayed = reader.events.filter((event) => 'seq' in event && 'at' in event);
+    const seqs = replayed.map((event) => (event as { seq: number }).seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs.at(-1)).toBe(end.seq);
+    const text = (events: typeof all) => events.map((event) => (event.type === 'text_delta' ? event.content : '')).join('');
+    expect(text(replayed)).toBe(text(all));
+    const others = (events: typeof all) => events.filter((event) => event.type !== 'text_delta');
+    expect(others(replayed)).toEqual(others(all));
   });
 });

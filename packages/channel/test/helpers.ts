@@ -55,6 +55,8 @@ export class TestClient {
   private readonly listeners = new Set<() => void>();
   /** While set, writes wait for it (a client that stopped reading). */
   stall: Promise<void> | undefined;
+  /** While set, each write first waits for what it returns (a client that reads slowly). */
+  slowly: (() => Promise<void>) | undefined;
 
   constructor(options: Omit<ChannelConnectionOptions, 'writer' | 'name'> & { name?: string }) {
     this.connection = new ChannelConnection({
@@ -63,6 +65,7 @@ export class TestClient {
       writer: {
         write: async (json) => {
           if (this.stall !== undefined) await this.stall;
+          if (this.slowly !== undefined) await this.slowly();
           this.events.push(serverEventSchema.parse(JSON.parse(json)));
           this.notify();
         },

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OutboundQueue, type CloseReason, type ServerEvent } from '../src/index.js';
 
 const delta = (seq: number, content: string, task = 't1'): ServerEvent => ({
@@ -62,6 +62,120 @@ describe('OutboundQueue (CH-5)', () => {
     expect(queue.length).toBe(0);
     queue.push(delta(6, 'ignored'));
     expect(queue.length).toBe(0);
+  });
+
+  it('paces a subscription: room() waits while full and resolves as the writes drain it', async () => {
+    const releases: Array<() => void> = [];
+    const written: number[] = [];
+    const queue = new OutboundQueue(
+      {
+        write: (_json, event) =>
+          new Promise<void>((resolve) => {
+            releases.push(() => {
+              written.push((event as { seq: number }).seq);
+              resolve();
+            });
+          }),
+        close: () => undefined,
+      },
+      { maxEvents: 2 },
+    );
+    // Deltas of different tasks cannot be merged: the queue really is full.
+    queue.push(delta(1, 'a', 'task-1'));
+    queue.push(delta(2, 'b', 'task-2'));
+    expect(queue.hasRoom).toBe(false);
+    let roomy = false;
+    const room = queue.room().then(() => {
+      roomy = true;
+    });
+    await Promise.resolve();
+    expect(roomy).toBe(false);
+    releases.shift()?.();
+    await room;
+    expect(roomy).toBe(true);
+    expect(written).toEqual([1]);
+    expect(queue.closed).toBeUndefined();
+  });
+
+  it('merges deltas only up to 64 KiB of text each, so a huge answer costs linear time', async () => {
+    const written: ServerEvent[] = [];
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const queue = new OutboundQueue(
+      {
+        write: async (_json, event) => {
+          await stuck;
+          written.push(event);
+        },
+        close: () => undefined,
+      },
+      { maxEvents: 4 },
+    );
+    const piece = 'z'.repeat(16 * 1024);
+    for (let seq = 1; seq <= 40; seq += 1) queue.push(delta(seq, piece), { paced: true });
+    // The first is in flight; the other 39 became merged deltas of at most four pieces each.
+    expect(queue.length).toBe(1 + Math.ceil(39 / 4));
+    release();
+    await queue.drain();
+    const sizes = written.map((event) => (event.type === 'text_delta' ? event.content.length / piece.length : 0));
+    expect(sizes).toHaveLength(11);
+    expect(Math.max(...sizes)).toBe(4);
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(40);
+  });
+
+  it('room() merges text deltas first when that makes room', async () => {
+    const queue = new OutboundQueue(
+      { write: () => new Promise(() => undefined), close: () => undefined },
+      { maxEvents: 3 },
+    );
+    for (let seq = 1; seq <= 3; seq += 1) queue.push(delta(seq, `${seq}`));
+    expect(queue.hasRoom).toBe(false);
+    await queue.room();
+    // The first is being written; the other two became one.
+    expect(queue.length).toBe(2);
+  });
+
+  it('a queue that stays full for maxStallMs closes the connection as too slow', async () => {
+    vi.useFakeTimers();
+    try {
+      const closed: CloseReason[] = [];
+      const queue = new OutboundQueue(
+        { write: () => new Promise(() => undefined), close: (reason) => void closed.push(reason) },
+        { maxEvents: 2, maxStallMs: 500 },
+      );
+      queue.push(delta(1, 'a', 'task-1'));
+      queue.push(delta(2, 'b', 'task-2'));
+      const room = queue.room();
+      await vi.advanceTimersByTimeAsync(499);
+      expect(closed).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      await room;
+      expect(closed).toHaveLength(1);
+      expect(closed[0]).toMatchObject({ code: 'client_too_slow' });
+      expect(closed[0]?.message).toContain('nothing could be sent for 500 ms');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a paced event larger than the byte bound still goes out; an unpaced one closes', async () => {
+    const written: string[] = [];
+    const closed: CloseReason[] = [];
+    const writer = {
+      write: (json: string) => void written.push(json),
+      close: (reason: CloseReason) => void closed.push(reason),
+    };
+    const paced = new OutboundQueue(writer, { maxBytes: 100 });
+    paced.push(delta(1, 'x'.repeat(500)), { paced: true });
+    await paced.drain();
+    expect(closed).toEqual([]);
+    expect(written).toHaveLength(1);
+    const unpaced = new OutboundQueue(writer, { maxBytes: 100 });
+    unpaced.push(delta(2, 'y'.repeat(500)));
+    expect(closed).toHaveLength(1);
+    expect(closed[0]?.code).toBe('client_too_slow');
   });
 
   it('closes with write_failed when the transport cannot write', async () => {
