@@ -164,11 +164,15 @@ export class ClawServer {
       clearTimeout(timer);
       now?.removeEventListener('abort', onNow);
     }
-    // What still runs is canceled (histories paired), every session stored and released.
+    // What still runs is canceled (histories paired); the clients get the tasks' last events
+    // (the subscriptions hand them over within a turn of the event loop), then are closed, then
+    // every session is stored and released.
+    await this.sessions.cancelAll(new Error('the server is stopping'));
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.hub.flush(2000);
+    await this.hub.closeAll({ code: 'server_stopping', message: 'the server stopped' });
     await this.sessions.close();
     await this.options.factory.close();
-    await this.hub.flush(1000);
-    await this.hub.closeAll({ code: 'server_stopping', message: 'the server stopped' });
     this.websocket.close();
     this.httpServer.closeAllConnections();
     await Promise.all([closedTcp, closedHttp]);

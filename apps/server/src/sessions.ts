@@ -169,6 +169,18 @@ export class ServerSessions implements RuntimeSource {
     });
   }
 
+  /** Cancels every running task and waits for each to end (its history stays paired). */
+  async cancelAll(reason: Error): Promise<void> {
+    const entries = await Promise.allSettled([...this.entries.values()]);
+    await Promise.allSettled(
+      entries.map(async (settled) => {
+        if (settled.status !== 'fulfilled') return;
+        settled.value.keeper.cancel(reason);
+        await settled.value.keeper.idle();
+      }),
+    );
+  }
+
   /** Stops the idle timers and lets every session go (the factory's close cancels tasks). */
   async close(): Promise<void> {
     this.closed = true;
