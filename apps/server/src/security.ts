@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 
 // The checks that keep a local agent server from being driven by a web page or another machine
 // (SEC-1, SEC-3, SEC-4): which addresses it may listen on, which Host and Origin headers it
@@ -40,13 +41,9 @@ export class OriginPolicy {
 
   constructor(options: OriginPolicyOptions) {
     const { port } = options;
-    const local = ['127.0.0.1', 'localhost', '[::1]', urlHost(options.host)];
-    this.hosts = new Set(local.map((host) => `${host.toLowerCase()}:${port}`));
-    this.origins = new Set(
-      ['127.0.0.1', 'localhost', '[::1]', urlHost(options.host)].map(
-        (host) => `http://${host.toLowerCase()}:${port}`,
-      ),
-    );
+    const own = ['127.0.0.1', 'localhost', '[::1]', ...listeningNames(options.host)];
+    this.hosts = new Set(own.map((host) => `${host.toLowerCase()}:${port}`));
+    this.origins = new Set(own.map((host) => `http://${host.toLowerCase()}:${port}`));
     for (const origin of options.allowOrigins) {
       const url = new URL(origin);
       this.origins.add(url.origin);
@@ -73,6 +70,17 @@ export class OriginPolicy {
       `${[...this.origins].join(', ')} (add one with --allow-origin)`
     );
   }
+}
+
+/**
+ * The names a client may use for the address the server listens on: that address, or for a
+ * wildcard (`0.0.0.0`, `::`, with --allow-remote) every address of this machine's interfaces.
+ */
+function listeningNames(host: string): string[] {
+  if (host !== '0.0.0.0' && host !== '::') return [urlHost(host)];
+  return Object.values(networkInterfaces()).flatMap((addresses) =>
+    (addresses ?? []).map((address) => urlHost(address.address)),
+  );
 }
 
 /** True when a URL's query names a token: never accepted there (SEC-2). */
