@@ -1,4 +1,4 @@
-import { defaultSettings } from '@claw/runtime';
+import { defaultSettings, settingFlagsHelp } from '@claw/runtime';
 
 /** The text of `claw --help`: every option with its default, environment, exit statuses, files. */
 export function helpText(version: string): string {
@@ -31,20 +31,7 @@ Options:
                                   Policy denials are never overridden. While bash is not
                                   isolated (no bubblewrap), only a person may allow bash: with
                                   allow, or without a terminal, bash calls are denied.
-  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
-  --max-turns <n>                 model calls per task (default: ${d.maxTurns})
-  --max-session-tokens <n>        tokens over the session's life, 0 = unlimited
-                                  (default: ${d.maxSessionTokens})
-  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
-  --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
-  --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
-                                  (default: ${d.toolTimeBudgetMs})
-  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
-                                  (default: ${d.callTimeoutMs})
-  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
-                                  (default: ${d.firstTokenTimeoutMs})
-  --retries <n>                   retries of a failed model call (default: ${d.retries})
-  -h, --help                      print this help
+${settingFlagsHelp()}  -h, --help                      print this help
   -v, --version                   print the version
 
 Settings resolve as: flag > environment > <workdir>/.claw/config.json > default. The config

@@ -1,9 +1,8 @@
-import { defaultSettings } from '@claw/runtime';
+import { settingFlagsHelp } from '@claw/runtime';
 import { serveDefaults } from './args.js';
 
 /** The text of `claw-server --help` (CH-12). */
 export function helpText(version: string): string {
-  const d = defaultSettings;
   const s = serveDefaults;
   return `claw-server ${version} — agent sessions over TCP and WebSocket, shared by many clients
 
@@ -36,20 +35,7 @@ Listening:
 Tasks (as claw; flag > environment > <workdir>/.claw/config.json > default):
   --approval ask|allow|deny       tools the policy would ask about: ask the connected clients
                                   (default), allow each once, or deny
-  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
-  --max-turns <n>                 model calls per task (default: ${d.maxTurns})
-  --max-session-tokens <n>        tokens over a session's life, 0 = unlimited
-                                  (default: ${d.maxSessionTokens})
-  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
-  --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
-  --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
-                                  (default: ${d.toolTimeBudgetMs})
-  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
-                                  (default: ${d.callTimeoutMs})
-  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
-                                  (default: ${d.firstTokenTimeoutMs})
-  --retries <n>                   retries of a failed model call (default: ${d.retries})
-  -h, --help                      print this help
+${settingFlagsHelp()}  -h, --help                      print this help
   -v, --version                   print the version
 
 Environment:

@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import { ClawUserError, approvalModes } from '@claw/core';
-import type { SettingOverrides, Settings } from './settings.js';
+import { defaultSettings, type SettingOverrides, type Settings } from './settings.js';
 
 // The command-line flags of the settings (CLI-6), shared by the apps (`claw`, `claw-server`) so
 // that they read `--model`, `--approval` and the number flags the same way and say the same
@@ -123,4 +123,26 @@ export function flagParseError(error: unknown, seeHelp: string): ClawUserError {
     );
   }
   return usage(`${message}; ${seeHelp}`);
+}
+
+/**
+ * The `--help` lines of `--model` and the number flags, with their defaults, two-space indented
+ * and aligned at column 35 like the rest of the apps' help (one string, ending in a newline).
+ */
+export function settingFlagsHelp(): string {
+  const d = defaultSettings;
+  return `  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
+  --max-turns <n>                 model calls per task (default: ${d.maxTurns})
+  --max-session-tokens <n>        tokens over the session's life, 0 = unlimited
+                                  (default: ${d.maxSessionTokens})
+  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
+  --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
+  --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
+                                  (default: ${d.toolTimeBudgetMs})
+  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
+                                  (default: ${d.callTimeoutMs})
+  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
+                                  (default: ${d.firstTokenTimeoutMs})
+  --retries <n>                   retries of a failed model call (default: ${d.retries})
+`;
 }

@@ -44,6 +44,7 @@ export {
   oneOfFlag,
   readSettingFlags,
   settingFlagOptions,
+  settingFlagsHelp,
   stringFlag,
   wholeNumberFlag,
   type FlagValues,
