@@ -17,6 +17,9 @@ export interface ServerSessionsOptions {
   welcomeLimit?: number;
 }
 
+/** How long a listing of the stored sessions serves `welcome` (see `storedSessions`). */
+const storedTtlMs = 2000;
+
 /** The name its idle-timeout denials carry as `by` in `approval_resolved`. */
 export const idleDenier = 'claw-server (idle timeout)';
 
@@ -49,6 +52,7 @@ export class ServerSessions implements RuntimeSource {
   /** Every session id known to exist, so that a new session never takes an old one's id. */
   private readonly knownIds = new Set<string>();
   private readonly counters = new Map<string, number>();
+  private stored: { at: number; value: Promise<Map<string, WelcomeSession>> } | undefined;
   private closed = false;
 
   constructor(options: ServerSessionsOptions) {
@@ -86,19 +90,7 @@ export class ServerSessions implements RuntimeSource {
    * with the live state and last seq of the loaded ones.
    */
   async welcome(): Promise<WelcomeSession[]> {
-    const sessions = new Map<string, WelcomeSession>();
-    for (const root of this.options.workspaces) {
-      const workDir = path.resolve(root);
-      const summaries = await this.options.factory.listSessions(workDir).catch(() => []);
-      for (const summary of summaries) {
-        sessions.set(keyOf(summary.id, workDir), {
-          session_id: summary.id,
-          state: 'idle',
-          last_seq: summary.lastEventSeq,
-          updated_at: summary.updatedAt,
-        });
-      }
-    }
+    const sessions = new Map(await this.storedSessions());
     for (const pending of this.entries.values()) {
       const entry = await pending.catch(() => undefined);
       if (entry === undefined || entry.unloading !== undefined) continue;
@@ -113,6 +105,34 @@ export class ServerSessions implements RuntimeSource {
     return [...sessions.values()]
       .sort((a, b) => b.updated_at.localeCompare(a.updated_at))
       .slice(0, this.options.welcomeLimit ?? 200);
+  }
+
+  /**
+   * The sessions stored in the workspaces, read at most once per `storedTtlMs`: listing reads
+   * every session file, and a thousand clients saying hello at once must not read them a
+   * thousand times. The loaded sessions' live state is added by `welcome` on every call.
+   */
+  private storedSessions(): Promise<Map<string, WelcomeSession>> {
+    const now = Date.now();
+    if (this.stored !== undefined && now - this.stored.at < storedTtlMs) return this.stored.value;
+    const value = (async () => {
+      const sessions = new Map<string, WelcomeSession>();
+      for (const root of this.options.workspaces) {
+        const workDir = path.resolve(root);
+        const summaries = await this.options.factory.listSessions(workDir).catch(() => []);
+        for (const summary of summaries) {
+          sessions.set(keyOf(summary.id, workDir), {
+            session_id: summary.id,
+            state: 'idle',
+            last_seq: summary.lastEventSeq,
+            updated_at: summary.updatedAt,
+          });
+        }
+      }
+      return sessions;
+    })();
+    this.stored = { at: now, value };
+    return value;
   }
 
   /** Learns the ids of the sessions stored in the workspaces (before `newSessionId`). */
