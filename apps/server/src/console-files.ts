@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
+import { isInside } from '@claw/sandbox';
 import { baseHeaders, sendError } from './http-replies.js';
 
 const contentTypes: Record<string, string> = {
@@ -76,8 +77,7 @@ async function insideRoot(root: string, relative: string): Promise<string | unde
   const candidate = path.resolve(realRoot, `.${path.posix.normalize(relative)}`);
   const real = await realpath(candidate).catch(() => undefined);
   if (real === undefined) return undefined;
-  const within = path.relative(realRoot, real);
-  if (within === '' || within.startsWith('..') || path.isAbsolute(within)) return undefined;
+  if (real === realRoot || !isInside(realRoot, real)) return undefined;
   const info = await stat(real).catch(() => undefined);
   return info?.isFile() === true ? real : undefined;
 }

@@ -205,6 +205,7 @@ export type ConnectionEvent = z.infer<typeof connectionEventSchema>;
 
 /** Everything a server sends (CH-2). */
 export const serverEventSchema = z.union([sessionEventSchema, connectionEventSchema]);
+export type { SessionEvent };
 export type ServerEvent = SessionEvent | ConnectionEvent;
 export type ServerEventType = ServerEvent['type'];
 export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
@@ -285,7 +286,7 @@ export function parseClientMessage(
       ok: false,
       code: 'unknown_type',
       message:
-        `unknown message type ${JSON.stringify(type) ?? 'undefined'}: expected one of ` +
+        `unknown message type ${describeType(type)}: expected one of ` +
         knownTypes.join(', '),
     };
   }
@@ -294,4 +295,16 @@ export function parseClientMessage(
     code: 'invalid_message',
     message: `invalid ${type} message: ${z.prettifyError(result.error)}`,
   };
+}
+
+/**
+ * The `type` a message gave, for an error message: a string (cut at 64 characters) or what kind
+ * of value it was. Never the value itself: a client controls it, and stringifying an array nested
+ * 100,000 deep would overflow the stack.
+ */
+function describeType(type: unknown): string {
+  if (typeof type === 'string') return JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type);
+  if (type === undefined) return 'missing';
+  if (type === null) return 'null';
+  return `(${Array.isArray(type) ? 'an array' : `a ${typeof type}`})`;
 }

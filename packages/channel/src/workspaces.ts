@@ -1,5 +1,6 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
+import { isInside } from '@claw/sandbox';
 import { ChannelError } from './errors.js';
 
 function real(folder: string): string {
@@ -8,11 +9,6 @@ function real(folder: string): string {
   } catch {
     return path.resolve(folder);
   }
-}
-
-function inside(root: string, candidate: string): boolean {
-  const relative = path.relative(root, candidate);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /**
@@ -33,7 +29,7 @@ export function allowedWorkDir(roots: readonly string[], requested: string | und
   const wanted = path.resolve(first, requested);
   for (const root of roots) {
     const resolvedRoot = path.resolve(root);
-    if (inside(resolvedRoot, wanted) && inside(real(resolvedRoot), real(wanted))) return wanted;
+    if (isInside(resolvedRoot, wanted) && isInside(real(resolvedRoot), real(wanted))) return wanted;
   }
   throw new ChannelError(
     `the folder ${JSON.stringify(requested)} is outside this server's workspace` +

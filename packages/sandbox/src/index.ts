@@ -8,6 +8,7 @@ export {
   type SandboxErrorCode,
 } from './errors.js';
 export {
+  isInside,
   locateWithinWorkspace,
   resolveWithinWorkspace,
   type WorkspaceLocation,

@@ -117,7 +117,11 @@ async function realRootOf(root: string, askedFor: string): Promise<string> {
   return real;
 }
 
-/** True when `candidate` is `root` or lies below it; both must be absolute and normalised. */
+/**
+ * True when `candidate` is `root` or lies below it, by path segments (never a string prefix:
+ * `/srv/ws` does not hold `/srv/ws-evil`, and does hold `/srv/ws/..data`); both must be absolute
+ * and normalised. Lexical only: symlinks are the caller's business.
+ */
 export function isInside(root: string, candidate: string): boolean {
   const relative = nodePath.relative(root, candidate);
   if (relative === '') return true;

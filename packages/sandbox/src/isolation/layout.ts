@@ -1,6 +1,7 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidPathError } from '../errors.js';
+import { isInside } from '../resolve.js';
 
 /** Folders hidden behind an empty tmpfs: temp files, runtime sockets, every home folder. */
 export const maskedFolders = ['/tmp', '/run', '/home', '/root'] as const;
@@ -72,7 +73,7 @@ export function inspectWorkspace(
   const exposed =
     options.allowNetwork &&
     options.resolvConf !== undefined &&
-    maskedFolders.some((folder) => isWithin(options.resolvConf ?? '', folder))
+    maskedFolders.some((folder) => isInside(folder, options.resolvConf ?? ''))
       ? [options.resolvConf]
       : [];
   return {
@@ -116,7 +117,7 @@ export function buildBubblewrapArguments(
   for (const entry of readOnlyProcEntries) args.push('--ro-bind-try', entry, entry);
   for (const folder of maskedFolders) args.push('--tmpfs', folder);
   const home = layout.homeDir;
-  if (home !== undefined && home !== '/' && !maskedFolders.some((folder) => isWithin(home, folder))) {
+  if (home !== undefined && home !== '/' && !maskedFolders.some((folder) => isInside(folder, home))) {
     args.push('--tmpfs', home);
   }
   for (const file of layout.exposed) args.push('--ro-bind-try', file, file);
@@ -183,13 +184,6 @@ function configuredHooksPath(configFile: string, workDir: string): string | unde
   } catch {
     return undefined;
   }
-  if (real === workDir || !isWithin(real, workDir) || kindOf(real) !== 'folder') return undefined;
+  if (real === workDir || !isInside(workDir, real) || kindOf(real) !== 'folder') return undefined;
   return real;
-}
-
-/** Whether `child` is `parent` or inside it (lexically, on absolute paths). */
-export function isWithin(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child);
-  if (relative === '') return true;
-  return relative.split(path.sep)[0] !== '..' && !path.isAbsolute(relative);
 }

@@ -1,7 +1,7 @@
 import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidPathError } from '../../src/index.js';
+import { InvalidPathError, isInside } from '../../src/index.js';
 import {
   checkEnvironment,
   defaultCommandEnvironment,
@@ -11,7 +11,6 @@ import {
   buildBubblewrapArguments,
   encodeEnvironmentArguments,
   inspectWorkspace,
-  isWithin,
   processLimitScript,
   type SandboxLayout,
 } from '../../src/isolation/layout.js';
@@ -187,13 +186,13 @@ describe('inspectWorkspace', () => {
   });
 });
 
-describe('isWithin', () => {
+describe('isInside', () => {
   it('compares path segments, not string prefixes', () => {
-    expect(isWithin('/srv/ws', '/srv/ws')).toBe(true);
-    expect(isWithin('/srv/ws/a/b', '/srv/ws')).toBe(true);
-    expect(isWithin('/srv/ws-evil', '/srv/ws')).toBe(false);
-    expect(isWithin('/srv/ws/..hidden', '/srv/ws')).toBe(true);
-    expect(isWithin('/srv', '/srv/ws')).toBe(false);
+    expect(isInside('/srv/ws', '/srv/ws')).toBe(true);
+    expect(isInside('/srv/ws', '/srv/ws/a/b')).toBe(true);
+    expect(isInside('/srv/ws', '/srv/ws-evil')).toBe(false);
+    expect(isInside('/srv/ws', '/srv/ws/..hidden')).toBe(true);
+    expect(isInside('/srv/ws', '/srv')).toBe(false);
   });
 });
 
