@@ -1,7 +1,7 @@
-// Vitest global setup: builds the apps (`claw`, `claw-server`) and every package they import
-// before the tests run, because their end-to-end tests spawn the built apps (dist/main.js), which
-// load the packages' builds, not their sources. turbo caches, so this is quick when nothing
-// changed.
+// Vitest global setup: builds the apps (`claw`, `claw-server`, the web console) and every package
+// they import before the tests run, because their end-to-end tests spawn the built apps
+// (dist/main.js), which load the packages' builds, not their sources, and the server serves the
+// console's build. turbo caches, so this is quick when nothing changed.
 import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +14,7 @@ const turboArgs = [
   'build',
   '--filter=@claw/cli...',
   '--filter=@claw/server...',
+  '--filter=@claw/web...',
   '--output-logs=errors-only',
 ];
 
@@ -30,7 +31,7 @@ export async function setup(): Promise<void> {
     );
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`global setup: built @claw/cli, @claw/server and their packages in ${seconds}s`);
+  console.log(`global setup: built the apps and their packages in ${seconds}s`);
 }
 
 /**

@@ -1,0 +1,284 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FakeOpenAIServer, type FakeTurn } from '@claw/testing/node';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { browserAvailable, launchBrowser, screenshotPath } from './browser.js';
+import { ServerProcess, killServers, serverEnv } from './process.js';
+
+// WEB-6: the web console in a real browser (Debian's Chromium through playwright-core) against
+// the real, built claw-server, whose model is the fake OpenAI-compatible server below.
+
+interface ChatMessage {
+  role: string;
+  content?: string | null;
+}
+
+/** The model's answer, from the conversation it is sent (each scenario has its own prompt). */
+function reply(body: unknown): FakeTurn {
+  const messages = (body as { messages: ChatMessage[] }).messages;
+  const last = messages.at(-1);
+  const prompt = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+  if (last?.role === 'tool') {
+    if (prompt.startsWith('reload')) return { text: 'finished after the reload', delayMs: 1500 };
+    return { textChunks: ['The tool ', 'is done.'], chunkDelayMs: 20 };
+  }
+  if (prompt.startsWith('write')) {
+    const args = { path: 'from-the-page.txt', content: 'written from the console\n' };
+    return { toolCalls: [{ id: 'call-write', name: 'write_file', arguments: JSON.stringify(args) }] };
+  }
+  if (prompt.startsWith('long')) {
+    return { toolCalls: [{ id: 'call-long', name: 'bash', arguments: JSON.stringify({ command: 'sleep 30' }) }] };
+  }
+  if (prompt.startsWith('reload')) {
+    return { toolCalls: [{ id: 'call-read', name: 'read_file', arguments: JSON.stringify({ path: 'README.md' }) }] };
+  }
+  if (prompt.startsWith('stream')) {
+    const lines = Array.from({ length: 40 }, (_, index) => `Line ${index + 1} of a long answer.\n`);
+    return { textChunks: lines, chunkDelayMs: 25 };
+  }
+  const words = `You said: ${prompt}. Streaming word by word.`.split(/(?<= )/);
+  return { textChunks: words, chunkDelayMs: 25 };
+}
+
+const enabled = browserAvailable();
+let browser: Browser | undefined;
+let model: FakeOpenAIServer | undefined;
+let server: ServerProcess | undefined;
+let consoleUrl = '';
+let httpPort = 0;
+const folders: string[] = [];
+
+async function folder(): Promise<string> {
+  const made = await mkdtemp(path.join(tmpdir(), 'claw-console-'));
+  folders.push(made);
+  return made;
+}
+
+beforeAll(async () => {
+  if (!enabled) return;
+  browser = await launchBrowser();
+  model = await FakeOpenAIServer.start({ turns: (body) => reply(body) });
+  const workDir = await folder();
+  await writeFile(path.join(workDir, 'README.md'), '# console test\n');
+  const portFile = path.join(await folder(), 'ports.json');
+  server = new ServerProcess(
+    ['--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile, '--shutdown-grace-ms', '0'],
+    { env: serverEnv({ OPENAI_API_KEY: 'test', OPENAI_BASE_URL: model.baseURL }), cwd: workDir },
+  );
+  httpPort = (await server.ports(portFile)).http;
+  consoleUrl = `http://127.0.0.1:${httpPort}/#token=${server.token()}`;
+}, 30_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await killServers();
+  await model?.close();
+  for (const made of folders) await rm(made, { recursive: true, force: true });
+});
+
+const pages: Page[] = [];
+afterEach(async () => {
+  for (const page of pages.splice(0)) await page.context().close();
+});
+
+/** A fresh browser context (own sessionStorage) on the console URL; fails on any page error. */
+async function openConsole(url = consoleUrl): Promise<Page> {
+  if (browser === undefined) throw new Error('no browser');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(String(error)));
+  // No request may leave this server (no CDN fonts or scripts).
+  page.on('request', (request) => {
+    const target = new URL(request.url());
+    if (target.host !== `127.0.0.1:${httpPort}`) errors.push(`external request: ${request.url()}`);
+  });
+  (page as Page & { clawErrors?: string[] }).clawErrors = errors;
+  pages.push(page);
+  await page.goto(url);
+  return page;
+}
+
+function pageErrors(page: Page): string[] {
+  return (page as Page & { clawErrors?: string[] }).clawErrors ?? [];
+}
+
+async function newSession(page: Page): Promise<string> {
+  const before = await page.locator('section[aria-label^="Session "]').count();
+  await page.getByRole('button', { name: 'New session' }).click();
+  const sections = page.locator('section[aria-label^="Session "]');
+  await expect.poll(() => sections.count()).toBe(before + 1);
+  const label = await sections.nth(before).getAttribute('aria-label');
+  return (label ?? '').replace(/^Session /, '');
+}
+
+function session(page: Page, id: string) {
+  return page.getByRole('region', { name: `Session ${id}` });
+}
+
+/**
+ * Presses Tab until the focused element has this accessible text (its aria-label, else its
+ * text): keyboard-only use. Fails after 40 presses.
+ */
+async function tabTo(page: Page, name: string): Promise<void> {
+  for (let presses = 0; presses < 40; presses += 1) {
+    await page.keyboard.press('Tab');
+    const focused = page.locator(':focus');
+    const label = (await focused.getAttribute('aria-label')) ?? (await focused.textContent());
+    if (label === name) return;
+  }
+  throw new Error(`nothing named ${JSON.stringify(name)} could be reached with Tab`);
+}
+
+async function prompt(page: Page, id: string, text: string): Promise<void> {
+  const panel = session(page, id);
+  await panel.getByRole('textbox', { name: 'Message' }).fill(text);
+  await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
+}
+
+describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => {
+  it('opens with the token, runs two sessions side by side, text streams into each', async () => {
+    const page = await openConsole();
+    await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('connected');
+    // The token left the address bar (it stays in sessionStorage).
+    expect(page.url()).not.toContain('token=');
+    const first = await newSession(page);
+    const second = await newSession(page);
+    expect(first).not.toBe(second);
+    await prompt(page, first, 'alpha');
+    await prompt(page, second, 'beta');
+    for (const [id, word] of [[first, 'alpha'], [second, 'beta']] as const) {
+      const panel = session(page, id);
+      await expect.poll(() => panel.getByTestId('assistant-message').last().textContent(), { timeout: 10_000 })
+        .toContain(`You said: ${word}. Streaming word by word.`);
+      await expect.poll(() => panel.getByTestId('task-state').textContent()).toBe('completed');
+      // Each panel shows only its own session's conversation.
+      const other = word === 'alpha' ? 'beta' : 'alpha';
+      expect(await panel.getByRole('log').textContent()).not.toContain(`You said: ${other}`);
+    }
+    const list = page.getByRole('list', { name: 'Sessions' });
+    await expect.poll(() => list.getByRole('listitem').filter({ hasText: first }).textContent()).toContain('idle');
+    await page.screenshot({ path: await screenshotPath('two-sessions') });
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('an approval card appears in the turn; allow once runs the tool and its result shows', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    await prompt(page, id, 'write a file');
+    const card = session(page, id).getByRole('group', { name: 'Approval for write_file' });
+    await card.waitFor({ timeout: 10_000 });
+    expect(await card.textContent()).toContain('from-the-page.txt');
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('awaiting approval');
+    await page.screenshot({ path: await screenshotPath('approval-card') });
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    await expect.poll(() => card.textContent()).toMatch(/allow_once by ws-\d+/);
+    expect(await card.getByRole('button').count()).toBe(0);
+    const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'write_file' }).getByTestId('tool-result');
+    await expect.poll(() => result.textContent(), { timeout: 10_000 }).toContain('from-the-page.txt');
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('interrupt during a long tool: the task shows canceled', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    await prompt(page, id, 'long job');
+    const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
+    await card.waitFor({ timeout: 10_000 });
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('running');
+    await session(page, id).getByRole('button', { name: 'Interrupt' }).click();
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('canceled');
+    const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-result');
+    expect(await result.getAttribute('data-error')).toBe('true');
+    await page.screenshot({ path: await screenshotPath('canceled') });
+  });
+
+  it('a reload mid-task: the task is still running and finishes in the page; nothing shows twice', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    await prompt(page, id, 'reload test');
+    // The read runs, then the model takes 1.5 s for its answer: reload meanwhile.
+    await session(page, id).getByTestId('tool-result').first().waitFor({ timeout: 10_000 });
+    await page.reload();
+    await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('connected');
+    await expect.poll(() => session(page, id).getByTestId('assistant-message').last().textContent(), { timeout: 10_000 })
+      .toContain('finished after the reload');
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
+    expect(await session(page, id).getByTestId('user-message').count()).toBe(1);
+    expect(await session(page, id).getByTestId('tool-call').count()).toBe(1);
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('a second tab on the same session sees the same events and the card resolved by the first', async () => {
+    const first = await openConsole();
+    const id = await newSession(first);
+    const second = await openConsole();
+    await second.getByRole('list', { name: 'Sessions' }).getByRole('button', { name: `Open ${id}` }).click();
+    await session(second, id).waitFor();
+    await prompt(first, id, 'write again');
+    const cardInSecond = session(second, id).getByRole('group', { name: 'Approval for write_file' });
+    await cardInSecond.waitFor({ timeout: 10_000 });
+    await session(first, id).getByRole('group', { name: 'Approval for write_file' }).getByRole('button', { name: 'Allow once' }).click();
+    await expect.poll(() => cardInSecond.textContent()).toMatch(/allow_once by ws-\d+/);
+    expect(await cardInSecond.getByRole('button').count()).toBe(0);
+    await expect.poll(() => session(second, id).getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('completed');
+    await second.screenshot({ path: await screenshotPath('second-tab') });
+  });
+
+  it('keyboard only, in a narrow window: new session, prompt, approve, Esc interrupts; the composer stays put while text streams', async () => {
+    const page = await openConsole();
+    await page.setViewportSize({ width: 420, height: 800 });
+    await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('connected');
+    await tabTo(page, 'New session');
+    await page.keyboard.press('Enter');
+    const sections = page.locator('section[aria-label^="Session "]');
+    await expect.poll(() => sections.count()).toBe(1);
+    const id = ((await sections.first().getAttribute('aria-label')) ?? '').replace(/^Session /, '');
+    await tabTo(page, 'Message');
+    await page.keyboard.type('stream a long answer');
+    const composer = session(page, id).getByRole('textbox', { name: 'Message' });
+    const before = await composer.boundingBox();
+    await page.keyboard.press('Enter');
+    // While the answer streams in, the composer does not move (no layout jump).
+    const bubble = session(page, id).getByTestId('assistant-message').last();
+    await bubble.waitFor({ timeout: 10_000 });
+    const positions: number[] = [];
+    while ((await bubble.getAttribute('aria-busy')) === 'true' && positions.length < 40) {
+      positions.push((await composer.boundingBox())?.y ?? -1);
+      await page.waitForTimeout(20);
+    }
+    expect(positions.length).toBeGreaterThan(1);
+    expect(new Set(positions)).toEqual(new Set([before?.y]));
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
+    await page.screenshot({ path: await screenshotPath('narrow-window') });
+
+    await composer.focus();
+    await page.keyboard.type('long job');
+    await page.keyboard.press('Enter');
+    const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
+    await card.waitFor({ timeout: 10_000 });
+    await tabTo(page, 'Allow once');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('running');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('canceled');
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('a wrong token shows the explanation, not a blank page', async () => {
+    const page = await openConsole(`http://127.0.0.1:${httpPort}/#token=not-the-token-at-all`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor({ timeout: 10_000 });
+    expect(await alert.textContent()).toMatch(/token/i);
+    expect(await alert.textContent()).toContain('server.json');
+    await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('unauthorized');
+    await page.screenshot({ path: await screenshotPath('wrong-token') });
+    const none = await openConsole(`http://127.0.0.1:${httpPort}/`);
+    await none.getByRole('alert').waitFor();
+    expect(await none.getByRole('alert').textContent()).toMatch(/token/i);
+  });
+});

@@ -1,0 +1,82 @@
+// Rebuilds a transcript from a `history` event: the messages of the session as of a seq.
+import type { ServerEventOf, WireMessage } from '@claw/channel/protocol';
+import type { ApprovalItem, ToolItem, TranscriptItem } from './types.js';
+
+export function itemsFromHistory(messages: readonly WireMessage[], seq: number): TranscriptItem[] {
+  const items: TranscriptItem[] = [];
+  messages.forEach((message, index) => {
+    const key = `h${seq}-${index}`;
+    switch (message.role) {
+      case 'system':
+        return;
+      case 'user':
+        items.push({ kind: 'user', key, text: message.content, status: 'sent' });
+        return;
+      case 'assistant':
+        if (message.content !== '') {
+          items.push({ kind: 'assistant', key, text: message.content, streaming: false });
+        }
+        (message.tool_calls ?? []).forEach((call, callIndex) => {
+          items.push({
+            kind: 'tool',
+            key: `${key}-${callIndex}`,
+            toolCallId: call.id,
+            name: call.name,
+            arguments: call.arguments,
+          });
+        });
+        return;
+      case 'tool': {
+        const result = { text: message.content, isError: message.is_error === true };
+        const index = findOpenToolCall(items, message.tool_call_id);
+        const call = index === -1 ? undefined : items[index];
+        if (call?.kind === 'tool') {
+          items[index] = { ...call, result };
+        } else {
+          items.push({
+            kind: 'tool',
+            key,
+            toolCallId: message.tool_call_id,
+            name: 'tool',
+            arguments: '',
+            result,
+          });
+        }
+        return;
+      }
+    }
+  });
+  return items;
+}
+
+/**
+ * The index of the latest call with this id that has no result yet (else the latest with this
+ * id, else -1). Ids may repeat across tasks, so the search goes from the end.
+ */
+export function findOpenToolCall(items: readonly TranscriptItem[], toolCallId: string): number {
+  let fallback = -1;
+  for (let index = items.length - 1; index >= 0; index -= 1) {
+    const item = items[index];
+    if (item?.kind !== 'tool' || item.toolCallId !== toolCallId) continue;
+    if (item.result === undefined) return index;
+    if (fallback === -1) fallback = index;
+  }
+  return fallback;
+}
+
+export function approvalItem(event: ServerEventOf<'approval_request'>): ApprovalItem {
+  return {
+    kind: 'approval',
+    key: `a-${event.request_id}`,
+    requestId: event.request_id,
+    seq: event.seq,
+    toolName: event.tool_name,
+    risk: event.risk,
+    reason: event.reason,
+    arguments: event.arguments,
+  };
+}
+
+export function isToolItem(item: TranscriptItem | undefined): item is ToolItem {
+  return item?.kind === 'tool';
+}

@@ -1,0 +1,246 @@
+// How one session's view changes with its own events (pure).
+import type { ServerEventOf, SessionEvent } from '@claw/channel/protocol';
+import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
+import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
+
+export function emptySession(id: string): SessionView {
+  return {
+    id,
+    listing: { state: 'idle', lastSeq: 0 },
+    status: 'closed',
+    synced: false,
+    resync: false,
+    lastSeq: 0,
+    runState: 'idle',
+    items: [],
+    openPending: [],
+    figures: {},
+  };
+}
+
+/** The event's time in ms: its `at`, or when it arrived when `at` does not parse. */
+function timeOf(event: { at: string }, receivedAt: number): number {
+  const parsed = Date.parse(event.at);
+  return Number.isNaN(parsed) ? receivedAt : parsed;
+}
+
+/** Applies one session event; replays (seq ≤ lastSeq) leave the view as it was. */
+export function applySessionEvent(
+  view: SessionView,
+  event: SessionEvent,
+  receivedAt: number,
+): SessionView {
+  if (event.seq <= view.lastSeq) return view;
+  const next = { ...view, lastSeq: event.seq, listing: { ...view.listing, lastSeq: event.seq } };
+  const key = `e${event.seq}`;
+  switch (event.type) {
+    case 'task_started':
+      return { ...confirmPrompt(next, event.content, key), lastEnd: undefined };
+    case 'thinking':
+      return { ...endStream(next), turnStartedAt: timeOf(event, receivedAt) };
+    case 'text_delta':
+      return appendDelta(next, event.content, key, timeOf(event, receivedAt));
+    case 'text_completed':
+      return completeText(next, event.content, key);
+    case 'tool_call':
+      return push(endStream(next), {
+        kind: 'tool',
+        key,
+        toolCallId: event.tool_call_id,
+        name: event.tool_name,
+        arguments: event.arguments,
+      });
+    case 'tool_result':
+      return attachResult(next, event, key);
+    case 'approval_request':
+      return addApproval(next, event);
+    case 'approval_resolved':
+      return updateApproval(next, event.request_id, (card) => ({
+        ...card,
+        resolution: { decision: event.decision, by: event.by },
+        answering: undefined,
+        error: undefined,
+      }));
+    case 'state':
+      return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
+    case 'usage':
+      return {
+        ...next,
+        figures: {
+          ...next.figures,
+          sessionTokens: event.session.total_tokens,
+          runTokens: event.run.total_tokens,
+          sessionCostUsd: event.cost.session_usd,
+          unpricedCalls: event.cost.unpriced_calls,
+          budgetsLeft: event.budgets_left,
+        },
+      };
+    case 'task_completed':
+      return { ...endStream(next), lastEnd: 'completed', turnStartedAt: undefined };
+    case 'task_canceled':
+      return endTask(next, 'canceled', `Task canceled${event.reason ? `: ${event.reason}` : ''}`, key);
+    case 'task_failed':
+      return endTask(next, 'failed', `Task failed: ${event.error} (${event.code})`, key);
+  }
+}
+
+function push(view: SessionView, item: TranscriptItem): SessionView {
+  return { ...view, items: [...view.items, item] };
+}
+
+function replaceItem(view: SessionView, index: number, item: TranscriptItem): SessionView {
+  const items = view.items.slice();
+  items[index] = item;
+  return { ...view, items };
+}
+
+/**
+ * The page's own prompt is confirmed by `task_started`; another client's prompt is added. The
+ * server trims a prompt (the protocol's schema does), so the page's text is compared trimmed and
+ * the server's text is kept.
+ */
+function confirmPrompt(view: SessionView, content: string, key: string): SessionView {
+  const index = view.items.findIndex(
+    (item) => item.kind === 'user' && item.status === 'pending' && item.text.trim() === content.trim(),
+  );
+  const item = view.items[index];
+  if (item?.kind === 'user') {
+    return replaceItem(view, index, { ...item, text: content, status: 'sent' });
+  }
+  return push(view, { kind: 'user', key, text: content, status: 'sent' });
+}
+
+function appendDelta(view: SessionView, text: string, key: string, at: number): SessionView {
+  // Time to first token: from the turn's `thinking` to its first delta.
+  const timed: SessionView =
+    view.turnStartedAt === undefined
+      ? view
+      : {
+          ...view,
+          turnStartedAt: undefined,
+          figures: { ...view.figures, ttftMs: Math.max(0, at - view.turnStartedAt) },
+        };
+  const index = streamingIndex(timed);
+  const bubble = timed.items[index];
+  if (bubble?.kind === 'assistant') {
+    return replaceItem(timed, index, { ...bubble, text: bubble.text + text });
+  }
+  const created: AssistantItem = { kind: 'assistant', key, text, streaming: true };
+  return { ...push(timed, created), streamingKey: key };
+}
+
+function completeText(view: SessionView, content: string, key: string): SessionView {
+  const index = streamingIndex(view);
+  const bubble = view.items[index];
+  if (bubble?.kind === 'assistant') {
+    // The completed text is authoritative (deltas may have been coalesced on the way).
+    const done = replaceItem(view, index, { ...bubble, text: content, streaming: false });
+    return { ...done, streamingKey: undefined };
+  }
+  if (content === '') return view;
+  return push(view, { kind: 'assistant', key, text: content, streaming: false });
+}
+
+function streamingIndex(view: SessionView): number {
+  if (view.streamingKey === undefined) return -1;
+  // The bubble being streamed is nearly always the last item.
+  for (let index = view.items.length - 1; index >= 0; index -= 1) {
+    if (view.items[index]?.key === view.streamingKey) return index;
+  }
+  return -1;
+}
+
+/** Stops growing the current bubble (a tool call, a new turn or the task's end came). */
+function endStream(view: SessionView): SessionView {
+  const index = streamingIndex(view);
+  const bubble = view.items[index];
+  if (bubble?.kind !== 'assistant') return view.streamingKey === undefined ? view : { ...view, streamingKey: undefined };
+  return { ...replaceItem(view, index, { ...bubble, streaming: false }), streamingKey: undefined };
+}
+
+function attachResult(
+  view: SessionView,
+  event: ServerEventOf<'tool_result'>,
+  key: string,
+): SessionView {
+  const result = { text: event.result, isError: event.is_error };
+  const index = findOpenToolCall(view.items, event.tool_call_id);
+  const call = view.items[index];
+  if (call?.kind === 'tool') return replaceItem(view, index, { ...call, result });
+  return push(view, {
+    kind: 'tool',
+    key,
+    toolCallId: event.tool_call_id,
+    name: event.tool_name,
+    arguments: '',
+    result,
+  });
+}
+
+function findApproval(view: SessionView, requestId: string): number {
+  return view.items.findIndex((item) => item.kind === 'approval' && item.requestId === requestId);
+}
+
+/** One card per request id, however often the request is seen. */
+function addApproval(view: SessionView, event: ServerEventOf<'approval_request'>): SessionView {
+  if (findApproval(view, event.request_id) !== -1) return view;
+  return push(endStream(view), approvalItem(event));
+}
+
+export function updateApproval(
+  view: SessionView,
+  requestId: string,
+  change: (card: ApprovalItem) => ApprovalItem,
+): SessionView {
+  const index = findApproval(view, requestId);
+  const card = view.items[index];
+  return card?.kind === 'approval' ? replaceItem(view, index, change(card)) : view;
+}
+
+function endTask(view: SessionView, end: 'canceled' | 'failed', text: string, key: string) {
+  const ended = { ...endStream(view), lastEnd: end, turnStartedAt: undefined };
+  return push(ended, { kind: 'notice', key, tone: end === 'failed' ? 'error' : 'info', text });
+}
+
+/**
+ * `session_opened`: attached, with the session's state. Pending approvals the view should already
+ * have (seq ≤ lastSeq) are added unless shown; later ones come with the replay, and without a
+ * base the `history` that follows adds them.
+ */
+export function applyOpened(
+  view: SessionView,
+  event: ServerEventOf<'session_opened'>,
+): SessionView {
+  let next: SessionView = {
+    ...view,
+    status: 'open',
+    role: event.role,
+    workdir: event.workdir,
+    runState: event.state,
+    listing: { ...view.listing, state: event.state, lastSeq: event.last_seq },
+    openPending: event.pending_approvals,
+    error: undefined,
+  };
+  if (next.synced) {
+    for (const request of event.pending_approvals) {
+      if (request.seq <= next.lastSeq) next = addApproval(next, request);
+    }
+  }
+  return next;
+}
+
+/** `history`: the transcript rebuilt from the messages, the pending approvals after them. */
+export function applyHistory(view: SessionView, event: ServerEventOf<'history'>): SessionView {
+  let next: SessionView = {
+    ...view,
+    items: itemsFromHistory(event.messages, event.seq),
+    lastSeq: event.seq,
+    synced: true,
+    resync: false,
+    streamingKey: undefined,
+    turnStartedAt: undefined,
+    lastEnd: undefined,
+  };
+  for (const request of view.openPending) next = addApproval(next, request);
+  return next;
+}

@@ -1,0 +1,138 @@
+// The console's state: what the reducer computes from server events and local actions.
+import type { ServerEvent, ServerEventOf } from '@claw/channel/protocol';
+
+export type ConnectionStatus =
+  | 'connecting'
+  | 'connected'
+  | 'reconnecting'
+  | 'unauthorized'
+  | 'disconnected';
+
+export type RunState = ServerEventOf<'state'>['state'];
+export type Decision = ServerEventOf<'approval_resolved'>['decision'];
+export type Risk = ServerEventOf<'approval_request'>['risk'];
+export type TaskEnd = 'completed' | 'canceled' | 'failed';
+
+export interface UserItem {
+  kind: 'user';
+  key: string;
+  text: string;
+  /** `pending` until the session's `task_started` confirms it; `failed` when it was refused. */
+  status: 'sent' | 'pending' | 'failed';
+  error?: string;
+}
+
+export interface AssistantItem {
+  kind: 'assistant';
+  key: string;
+  text: string;
+  streaming: boolean;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  key: string;
+  toolCallId: string;
+  name: string;
+  arguments: string;
+  result?: { text: string; isError: boolean };
+}
+
+export interface ApprovalItem {
+  kind: 'approval';
+  key: string;
+  requestId: string;
+  seq: number;
+  toolName: string;
+  risk: Risk;
+  reason: string;
+  arguments: string;
+  resolution?: { decision: Decision; by: string };
+  /** The answer this page sent and waits to see resolved (the server decides, not the page). */
+  answering?: Decision;
+  error?: string;
+}
+
+export interface NoticeItem {
+  kind: 'notice';
+  key: string;
+  tone: 'info' | 'error';
+  text: string;
+}
+
+export type TranscriptItem = UserItem | AssistantItem | ToolItem | ApprovalItem | NoticeItem;
+
+export interface Figures {
+  /** Tokens over the session's life (from the last `usage`). */
+  sessionTokens?: number;
+  /** Tokens of the last task so far. */
+  runTokens?: number;
+  sessionCostUsd?: number;
+  unpricedCalls?: number;
+  budgetsLeft?: ServerEventOf<'usage'>['budgets_left'];
+  /** Time to first token of the last reply, in milliseconds. */
+  ttftMs?: number;
+}
+
+/** What the server last said about a session (welcome, the session listing, live events). */
+export interface Listing {
+  state: RunState;
+  lastSeq: number;
+  updatedAt?: string;
+}
+
+export interface SessionView {
+  id: string;
+  listing: Listing;
+  /** closed: not attached (only in the list); opening: `open` sent; open: attached. */
+  status: 'closed' | 'opening' | 'open';
+  /**
+   * True when the transcript holds every event up to `lastSeq`, so a reopen may ask only for
+   * what follows (`open` with `after`); false until a history or a fresh session gives a base.
+   */
+  synced: boolean;
+  /** The server asked for a reopen without cursor (`cursor_expired`). */
+  resync: boolean;
+  lastSeq: number;
+  runState: RunState;
+  lastEnd?: TaskEnd;
+  role?: 'controller' | 'observer';
+  workdir?: string;
+  items: TranscriptItem[];
+  /** The key of the assistant bubble that text deltas grow, if one is streaming. */
+  streamingKey?: string;
+  /** When the current model turn began (ms since epoch), until its first text delta. */
+  turnStartedAt?: number;
+  /** `session_opened.pending_approvals`, kept to re-add after a `history` rebuild. */
+  openPending: Array<ServerEventOf<'approval_request'>>;
+  figures: Figures;
+  error?: string;
+}
+
+export interface ConsoleState {
+  connection: ConnectionStatus;
+  connectionDetail?: string;
+  sessions: Record<string, SessionView>;
+  /** The session list's order. */
+  order: string[];
+  /** Open sessions, in the order of their panels. */
+  panels: string[];
+  /** `open` messages without a session id sent and not answered yet. */
+  pendingNew: number;
+  server?: { name: string; version: string };
+  /** The last problem that belongs to no open session. */
+  notice?: string;
+  /** Counter for keys of local items. */
+  localCounter: number;
+}
+
+export type Action =
+  | { type: 'server_event'; event: ServerEvent; receivedAt: number }
+  | { type: 'connection'; status: ConnectionStatus; detail?: string }
+  | { type: 'new_session_requested' }
+  | { type: 'open_requested'; sessionId: string; after?: number }
+  | { type: 'close_requested'; sessionId: string }
+  | { type: 'prompt_sent'; sessionId: string; content: string }
+  | { type: 'approval_answered'; sessionId: string; requestId: string; decision: Decision }
+  | { type: 'listing'; sessions: ServerEventOf<'welcome'>['sessions'] }
+  | { type: 'dismiss_notice' };

@@ -1,0 +1,116 @@
+// How tool calls read compactly (WEB-2): writes and edits as diffs, bash as command, exit code
+// and output. Pure functions over the strings the protocol carries.
+
+export type Arguments = Record<string, unknown>;
+
+/** The call's arguments as an object, or undefined when they are not a JSON object. */
+export function parseArguments(text: string): Arguments | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Arguments)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface DiffLine {
+  sign: '+' | '-';
+  text: string;
+}
+
+function lines(text: string): string[] {
+  const split = text.split('\n');
+  // A final newline ends the last line; it does not start another.
+  if (split.length > 1 && split.at(-1) === '') split.pop();
+  return split;
+}
+
+/**
+ * The change a write or an edit makes: a write's new content as added lines; an edit's
+ * old_string as removed lines and new_string as added ones. Undefined for other tools.
+ */
+export function diffOf(toolName: string, args: Arguments | undefined): DiffLine[] | undefined {
+  if (args === undefined) return undefined;
+  if (toolName === 'write_file' && typeof args.content === 'string') {
+    return lines(args.content).map((text) => ({ sign: '+', text }));
+  }
+  if (
+    toolName === 'edit_file' &&
+    typeof args.old_string === 'string' &&
+    typeof args.new_string === 'string'
+  ) {
+    return [
+      ...lines(args.old_string).map((text): DiffLine => ({ sign: '-', text })),
+      ...lines(args.new_string).map((text): DiffLine => ({ sign: '+', text })),
+    ];
+  }
+  return undefined;
+}
+
+export interface BashOutcome {
+  /** `exit code: 0`, `timed out after 30s and was killed`, `killed by signal SIGTERM`. */
+  status: string;
+  exitCode?: number;
+  stdout: string;
+  stderr: string;
+}
+
+const bashPattern =
+  /^(?<status>[^\n]*)\n--- stdout(?<noOut> \(empty\))? ---\n?(?<stdout>[\s\S]*?)\n?--- stderr(?<noErr> \(empty\))? ---\n?(?<stderr>[\s\S]*)$/;
+
+/**
+ * Reads bash's result text: `exit code: N`, then `--- stdout ---` and `--- stderr ---` sections
+ * (`(empty)` when there was nothing). Undefined when the text has another shape (a denial).
+ */
+export function parseBashResult(text: string): BashOutcome | undefined {
+  const match = bashPattern.exec(text);
+  const groups = match?.groups;
+  if (groups === undefined) return undefined;
+  const status = groups.status ?? '';
+  const code = /^exit code: (-?\d+)$/.exec(status)?.[1];
+  return {
+    status,
+    ...(code === undefined ? {} : { exitCode: Number(code) }),
+    stdout: groups.noOut === undefined ? (groups.stdout ?? '') : '',
+    stderr: groups.noErr === undefined ? (groups.stderr ?? '') : '',
+  };
+}
+
+/** A short label for a call: its path or command. */
+export function callSummary(args: Arguments | undefined): string | undefined {
+  if (args === undefined) return undefined;
+  for (const name of ['path', 'command', 'pattern', 'url', 'query', 'task']) {
+    const value = args[name];
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+export interface ArgumentEntry {
+  name: string;
+  /** The value as pretty JSON (strings without quotes when folded). */
+  text: string;
+  /** Long values are folded: the page shows `preview` until opened. */
+  folded: boolean;
+  preview: string;
+}
+
+const foldAtChars = 160;
+const foldAtLines = 4;
+
+/** The arguments as entries for the approval card, long values folded. */
+export function argumentEntries(text: string): ArgumentEntry[] | undefined {
+  const args = parseArguments(text);
+  if (args === undefined) return undefined;
+  return Object.entries(args).map(([name, value]) => {
+    const full = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+    const shown = typeof value === 'string' ? JSON.stringify(value) : full;
+    const long = full.length > foldAtChars || full.split('\n').length > foldAtLines;
+    if (!long) return { name, text: shown, folded: false, preview: shown };
+    const first = full.split('\n')[0] ?? '';
+    const preview = `${first.slice(0, 80)}… (${full.split('\n').length} lines, ${full.length} characters)`;
+    return { name, text: full, folded: true, preview };
+  });
+}
