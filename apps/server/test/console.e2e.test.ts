@@ -83,13 +83,17 @@ afterEach(async () => {
   for (const page of pages.splice(0)) await page.context().close();
 });
 
-/** A fresh browser context (own sessionStorage) on the console URL; fails on any page error. */
+/** A fresh browser context (own sessionStorage) on the console URL; notes every page error. */
 async function openConsole(url = consoleUrl): Promise<Page> {
   if (browser === undefined) throw new Error('no browser');
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(String(error)));
+  // Nothing the page does may be an error in its console (a CSP violation, a failed request).
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
   // No request may leave this server (no CDN fonts or scripts).
   page.on('request', (request) => {
     const target = new URL(request.url());
@@ -125,7 +129,8 @@ function session(page: Page, id: string) {
 async function tabTo(page: Page, name: string): Promise<void> {
   for (let presses = 0; presses < 40; presses += 1) {
     await page.keyboard.press('Tab');
-    const focused = page.locator(':focus');
+    const focused = page.locator('*:focus');
+    if ((await focused.count()) !== 1) continue;
     const label = (await focused.getAttribute('aria-label')) ?? (await focused.textContent());
     if (label === name) return;
   }
