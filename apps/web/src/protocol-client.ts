@@ -106,7 +106,8 @@ export class ProtocolClient {
   private connect(): void {
     this.setStatus(this.attempt === 0 ? 'connecting' : 'reconnecting');
     // The browser's WebSocket types its handlers with DOM events; SocketLike only needs their data.
-    const create = this.options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
+    const create =
+      this.options.createSocket ?? ((url: string) => new WebSocket(url) as unknown as SocketLike);
     let socket: SocketLike;
     try {
       socket = create(this.options.url);

@@ -17,7 +17,9 @@ export function tokenFromHash(hash: string): string | undefined {
 
 /**
  * Takes the token from the fragment into storage and removes it from the address (`replace`
- * is history.replaceState); without one in the fragment, the stored one.
+ * is history.replaceState; other fragment parameters stay); without one in the fragment, the
+ * stored one. Storage that refuses the write (private mode, quota) only costs the reload: the
+ * token is still used now.
  */
 export function takeToken(
   place: TokenPlace,
@@ -26,9 +28,20 @@ export function takeToken(
 ): string | undefined {
   const fromHash = tokenFromHash(place.hash);
   if (fromHash !== undefined) {
-    storage.setItem(tokenKey, fromHash);
-    replace(`${place.pathname}${place.search}`);
+    try {
+      storage.setItem(tokenKey, fromHash);
+    } catch {
+      // Kept for this page only.
+    }
+    const rest = new URLSearchParams(place.hash.replace(/^#/, ''));
+    rest.delete('token');
+    const fragment = rest.toString();
+    replace(`${place.pathname}${place.search}${fragment === '' ? '' : `#${fragment}`}`);
     return fromHash;
   }
-  return storage.getItem(tokenKey) ?? undefined;
+  try {
+    return storage.getItem(tokenKey) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -21,6 +21,8 @@ export interface DiffLine {
 }
 
 function lines(text: string): string[] {
+  // No text is no line (an edit whose new_string is empty deletes; it adds no blank line).
+  if (text === '') return [];
   const split = text.split('\n');
   // A final newline ends the last line; it does not start another.
   if (split.length > 1 && split.at(-1) === '') split.pop();
@@ -109,8 +111,9 @@ export function argumentEntries(text: string): ArgumentEntry[] | undefined {
     const shown = typeof value === 'string' ? JSON.stringify(value) : full;
     const long = full.length > foldAtChars || full.split('\n').length > foldAtLines;
     if (!long) return { name, text: shown, folded: false, preview: shown };
+    const count = full.split('\n').length;
     const first = full.split('\n')[0] ?? '';
-    const preview = `${first.slice(0, 80)}… (${full.split('\n').length} lines, ${full.length} characters)`;
+    const preview = `${first.slice(0, 80)}… (${count} ${count === 1 ? 'line' : 'lines'}, ${full.length} characters)`;
     return { name, text: full, folded: true, preview };
   });
 }

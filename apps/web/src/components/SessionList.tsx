@@ -14,7 +14,7 @@ export function SessionList({ state }: { state: ConsoleState }) {
         {state.order.map((id) => {
           const view = state.sessions[id];
           if (view === undefined) return null;
-          const stateText = listStateText(state, view);
+          const stateText = listStateText(state.connection, view);
           const open = view.status !== 'closed';
           return (
             <li key={id} className={`session-item${open ? ' is-open' : ''}`}>

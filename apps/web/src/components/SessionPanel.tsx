@@ -19,9 +19,9 @@ export const SessionPanel = memo(function SessionPanel({
 }) {
   const controller = useController();
   const connected = connection === 'connected';
-  const link = linkText({ connection } as Parameters<typeof linkText>[0], view);
+  const link = linkText(connection, view);
   const taskState = taskStateText(view);
-  const interruptible = canInterrupt({ connection } as Parameters<typeof canInterrupt>[0], view);
+  const interruptible = canInterrupt(connection, view);
   const onKeyDown = (event: KeyboardEvent) => {
     // Esc anywhere in the panel interrupts its task (WEB-4).
     if (event.key === 'Escape' && interruptible) {

@@ -90,7 +90,19 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
       return { ...state, connectionDetail: 'the server is stopping' };
     case 'pong':
       return state;
-    default:
+    case 'task_started':
+    case 'thinking':
+    case 'text_delta':
+    case 'text_completed':
+    case 'tool_call':
+    case 'tool_result':
+    case 'approval_request':
+    case 'approval_resolved':
+    case 'state':
+    case 'usage':
+    case 'task_completed':
+    case 'task_canceled':
+    case 'task_failed':
       // A session event: only sessions this page has open take it (their own events only).
       return mapOpen(state, event.session_id, (view) =>
         applySessionEvent(view, event, receivedAt),

@@ -1,13 +1,13 @@
 // Texts the page shows for a state (the e2e tests read some of them, keep them stable).
-import type { ConsoleState, Figures, RunState, SessionView } from './types.js';
+import type { ConnectionStatus, Figures, RunState, SessionView } from './types.js';
 
 export function runStateText(state: RunState): string {
   return state === 'awaiting_approval' ? 'awaiting approval' : state;
 }
 
 /** The list's state of a session: live when it is open, what the server listed otherwise. */
-export function listStateText(state: ConsoleState, view: SessionView): string {
-  if (state.connection !== 'connected') return 'disconnected';
+export function listStateText(connection: ConnectionStatus, view: SessionView): string {
+  if (connection !== 'connected') return 'disconnected';
   return runStateText(view.status === 'open' ? view.runState : view.listing.state);
 }
 
@@ -18,13 +18,13 @@ export function taskStateText(view: SessionView): string {
 }
 
 /** The panel's own link state (WEB-4: connection status per session). */
-export function linkText(state: ConsoleState, view: SessionView): string {
-  if (state.connection !== 'connected') return 'disconnected';
+export function linkText(connection: ConnectionStatus, view: SessionView): string {
+  if (connection !== 'connected') return 'disconnected';
   return view.status === 'open' ? 'live' : 'opening';
 }
 
-export function canInterrupt(state: ConsoleState, view: SessionView): boolean {
-  return state.connection === 'connected' && view.status === 'open' && view.runState !== 'idle';
+export function canInterrupt(connection: ConnectionStatus, view: SessionView): boolean {
+  return connection === 'connected' && view.status === 'open' && view.runState !== 'idle';
 }
 
 export function formatTokens(figures: Figures): string {
@@ -62,7 +62,8 @@ const budgetNames: Record<string, string> = {
 export function formatBudgets(figures: Figures): string {
   const left = figures.budgetsLeft;
   if (left === undefined) return '—';
-  const parts = Object.entries(left).flatMap(([name, value]) => {
+  const entries = Object.entries(left) as Array<[string, number | undefined]>;
+  const parts = entries.flatMap(([name, value]) => {
     if (value === undefined) return [];
     const label = budgetNames[name] ?? name;
     if (name === 'tool_time_ms') return [`${label} ${Math.floor(value / 1000)} s`];

@@ -1,0 +1,100 @@
+import { describe, expect, it, vi } from 'vitest';
+import { fetchListing } from '../src/session-listing.js';
+import { reduce } from '../src/state/reducer.js';
+import {
+  canInterrupt,
+  formatBudgets,
+  formatCost,
+  formatTokens,
+  formatTtft,
+  linkText,
+  listStateText,
+  taskStateText,
+} from '../src/state/selectors.js';
+import { SessionScript, prompted, receive, view, withFreshSession } from './fixtures.js';
+
+describe('state texts (WEB-1, WEB-4)', () => {
+  it('lists an open session by its live state, others by the listing, all as disconnected when offline', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'go');
+    state = receive(state, s1.approvalRequest('r'), s1.event('state', { state: 'awaiting_approval' }));
+    state = reduce(state, {
+      type: 'listing',
+      sessions: [
+        { session_id: 's1', state: 'idle', last_seq: 1, updated_at: '2025-03-01T09:00:00.000Z' },
+        { session_id: 's2', state: 'running', last_seq: 8, updated_at: '2025-03-01T09:00:00.000Z' },
+      ],
+    });
+    expect(listStateText(state.connection, view(state, 's1'))).toBe('awaiting approval');
+    expect(listStateText(state.connection, view(state, 's2'))).toBe('running');
+    expect(linkText(state.connection, view(state, 's1'))).toBe('live');
+    expect(canInterrupt(state.connection, view(state, 's1'))).toBe(true);
+
+    const offline = reduce(state, { type: 'connection', status: 'reconnecting' });
+    expect(listStateText(offline.connection, view(offline, 's1'))).toBe('disconnected');
+    expect(linkText(offline.connection, view(offline, 's1'))).toBe('disconnected');
+    expect(canInterrupt(offline.connection, view(offline, 's1'))).toBe(false);
+
+    const reopening = reduce(state, { type: 'open_requested', sessionId: 's1', after: s1.seq });
+    expect(linkText(reopening.connection, view(reopening, 's1'))).toBe('opening');
+  });
+
+  it("shows a task's state, then how the last one ended", () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'go');
+    expect(taskStateText(view(state, 's1'))).toBe('running');
+    state = receive(state, s1.event('task_canceled', { reason: 'interrupted by ws-1' }));
+    state = receive(state, s1.event('state', { state: 'idle' }));
+    expect(taskStateText(view(state, 's1'))).toBe('canceled');
+    expect(canInterrupt(state.connection, view(state, 's1'))).toBe(false);
+    state = prompted(state, s1, 'again');
+    expect(taskStateText(view(state, 's1'))).toBe('running');
+  });
+});
+
+describe('figures as text (WEB-4)', () => {
+  it('formats tokens, cost and time to first token', () => {
+    expect(formatTokens({})).toBe('—');
+    expect(formatTokens({ sessionTokens: 1234567 })).toBe('1,234,567');
+    expect(formatCost({})).toBe('—');
+    expect(formatCost({ sessionCostUsd: 1.5, unpricedCalls: 0 })).toBe('$1.50');
+    expect(formatCost({ sessionCostUsd: 0.0042, unpricedCalls: 0 })).toBe('$0.0042');
+    expect(formatCost({ sessionCostUsd: 0, unpricedCalls: 2 })).toBe('unpriced');
+    expect(formatCost({ sessionCostUsd: 0.25, unpricedCalls: 1 })).toBe('$0.25 + 1 unpriced');
+    expect(formatTtft({})).toBe('—');
+    expect(formatTtft({ ttftMs: 999.6 })).toBe('1000 ms');
+    expect(formatTtft({ ttftMs: 30_500 })).toBe('30.50 s');
+  });
+
+  it('lists the budgets that have a limit', () => {
+    expect(formatBudgets({})).toBe('—');
+    expect(formatBudgets({ budgetsLeft: {} })).toBe('no limits');
+    expect(formatBudgets({ budgetsLeft: { run_tokens: 5000.7, session_cost_usd: 0.5, subagents: 2 } })).toBe(
+      'task tokens 5,000 · session $0.50 · subagents 2',
+    );
+  });
+});
+
+describe('the session listing (GET /api/sessions)', () => {
+  const listed = { session_id: 's9', state: 'idle', last_seq: 3, updated_at: '2025-03-01T09:00:00.000Z' };
+
+  it('asks with the token as a Bearer header and returns the sessions', async () => {
+    const fetcher = vi.fn(async (_url: string | URL | Request, _init?: RequestInit) =>
+      new Response(JSON.stringify({ sessions: [listed] }), { headers: { 'content-type': 'application/json' } }),
+    );
+    expect(await fetchListing('tok', fetcher)).toEqual([listed]);
+    const [url, init] = fetcher.mock.calls[0] ?? [];
+    expect(url).toBe('/api/sessions');
+    const headers = new Headers(init?.headers);
+    expect(headers.get('authorization')).toBe('Bearer tok');
+    expect(headers.get('accept')).toBe('application/json');
+  });
+
+  it('is undefined when refused, malformed or unreachable', async () => {
+    const answer = (body: string, status = 200) => async () => new Response(body, { status });
+    expect(await fetchListing('tok', answer('{"error":"unauthorized"}', 401))).toBeUndefined();
+    expect(await fetchListing('tok', answer('not json'))).toBeUndefined();
+    expect(await fetchListing('tok', answer(JSON.stringify({ sessions: [{ ...listed, state: 'asleep' }] })))).toBeUndefined();
+    expect(await fetchListing('tok', () => Promise.reject(new TypeError('Failed to fetch')))).toBeUndefined();
+  });
+});
