@@ -1,4 +1,4 @@
-import type { ServerEvent } from './protocol.js';
+import type { ServerEvent, ServerEventOf } from './protocol.js';
 
 /** Limits of one connection's outbound queue (CH-5). */
 export interface OutboundLimits {
@@ -40,13 +40,18 @@ export interface ChannelWriter {
 }
 
 /**
- * The most text one merged delta holds: merging re-encodes the merged event, so without a cap a
- * long answer to a stuck client would cost time quadratic in its length.
+ * The most text one merged delta holds: a merged delta is re-encoded when more is merged into it,
+ * so without a cap a long answer to a stuck client would cost time quadratic in its length.
  */
 const maxMergedChars = 64 * 1024;
 
 interface Queued {
   event: ServerEvent;
+  json: string;
+}
+
+interface TextDelta {
+  event: ServerEventOf<'text_delta'>;
   json: string;
 }
 
@@ -165,29 +170,54 @@ export class OutboundQueue {
     this.writer.close(reason);
   }
 
-  /** Merges runs of text deltas of the same task; what is being written is left alone. */
+  /**
+   * Merges runs of text deltas of the same task, each into one delta of at most `maxMergedChars`
+   * of text (the last one's seq); what is being written is left alone. A run is joined and
+   * encoded once, so one pass costs time linear in what waits (merging pair by pair would
+   * re-encode the growing delta at every step: with small deltas, seconds of CPU for a stuck
+   * client's queue, during which no other client gets anything).
+   */
   private coalesce(): void {
     const firstFree = Math.max(1, this.inFlight);
-    for (let index = this.queue.length - 1; index - 1 >= firstFree; index -= 1) {
-      const later = this.queue[index];
-      const earlier = this.queue[index - 1];
-      if (later === undefined || earlier === undefined) continue;
-      const a = earlier.event;
-      const b = later.event;
-      if (
-        a.type !== 'text_delta' ||
-        b.type !== 'text_delta' ||
-        a.session_id !== b.session_id ||
-        a.task_id !== b.task_id ||
-        a.content.length + b.content.length > maxMergedChars
-      ) {
+    const rest: Queued[] = [];
+    let index = firstFree;
+    while (index < this.queue.length) {
+      const first = this.queue[index] as Queued;
+      const head = first.event;
+      index += 1;
+      if (head.type !== 'text_delta') {
+        rest.push(first);
         continue;
       }
-      const merged = { ...b, content: a.content + b.content };
-      const json = JSON.stringify(merged);
-      this.bytes += json.length - earlier.json.length - later.json.length;
-      this.queue.splice(index - 1, 2, { event: merged, json });
+      const run: TextDelta[] = [{ event: head, json: first.json }];
+      let chars = head.content.length;
+      for (; index < this.queue.length; index += 1) {
+        const { event: next, json } = this.queue[index] as Queued;
+        if (
+          next.type !== 'text_delta' ||
+          next.session_id !== head.session_id ||
+          next.task_id !== head.task_id ||
+          chars + next.content.length > maxMergedChars
+        ) {
+          break;
+        }
+        chars += next.content.length;
+        run.push({ event: next, json });
+      }
+      rest.push(run.length === 1 ? first : this.merge(run));
     }
+    this.queue.length = firstFree;
+    for (const item of rest) this.queue.push(item);
+  }
+
+  /** One text delta holding the text of a run of them, with the last one's seq. */
+  private merge(run: readonly TextDelta[]): Queued {
+    const last = (run[run.length - 1] as TextDelta).event;
+    const event = { ...last, content: run.map((item) => item.event.content).join('') };
+    const json = JSON.stringify(event);
+    for (const item of run) this.bytes -= item.json.length;
+    this.bytes += json.length;
+    return { event, json };
   }
 
   private async pump(): Promise<void> {

@@ -1,0 +1,63 @@
+// The baseline of the server-load benchmark: one process running `sessions` bare agent loops on
+// the openai package at once (bare-loop.mjs, one shared client), each doing the same task as a
+// claw-server session: turns of parallel read_file calls against the fake model, until it
+// answers. Nothing else: no session file, no journal, no events, no clients.
+//
+// argv: baseURL, workspace, sessions, prompt. Started with an IPC channel: once every loop has
+// answered it sends {type: 'done', turns, wallMs, cpuMs} and waits for {type: 'exit'}, so that
+// the benchmark reads its peak RSS from /proc the same way as the server's, before it exits.
+import OpenAI from 'openai';
+import { bareLoop } from '../bare-loop.mjs';
+
+const [baseURL, workDir, sessionsArg, prompt] = process.argv.slice(2);
+const sessions = Number(sessionsArg);
+const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
+// The definition claw's read_file sends, written out so that the baseline loads only openai.
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'read_file',
+      description:
+        'Read a text file in the workspace. `path` is relative to the workspace root. Returns the ' +
+        'raw lines from `offset` (1-based, default 1), at most `limit` lines (default 2000). Long ' +
+        'output is cut and ends with a note giving the offset to continue from. Directories and ' +
+        'binary files are refused.',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', minLength: 1, description: 'File path relative to the workspace root.' },
+          offset: { type: 'integer', minimum: 1, description: '1-based number of the first line to return. Default 1.' },
+          limit: { type: 'integer', minimum: 1, description: 'Maximum number of lines to return. Default 2000.' },
+        },
+        required: ['path'],
+      },
+    },
+  },
+];
+
+let turns = 0;
+const cpuBefore = process.cpuUsage();
+const startedAt = performance.now();
+const answers = await Promise.all(
+  Array.from({ length: sessions }, () =>
+    bareLoop({
+      client,
+      model: 'bench-model',
+      tools,
+      prompt,
+      workDir,
+      onTurn: () => {
+        turns += 1;
+      },
+    }),
+  ),
+);
+const wallMs = performance.now() - startedAt;
+const cpu = process.cpuUsage(cpuBefore);
+const wrong = answers.find((answer) => answer !== 'All files read.');
+if (wrong !== undefined) throw new Error(`a bare loop answered ${JSON.stringify(wrong)}`);
+process.on('message', (message) => {
+  if (message?.type === 'exit') process.exit(0);
+});
+process.send({ type: 'done', turns, wallMs, cpuMs: (cpu.user + cpu.system) / 1000 });
