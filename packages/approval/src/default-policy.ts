@@ -16,8 +16,10 @@ export interface DefaultPolicyOptions {
   /**
    * True when `bash` runs OS-isolated (SBX-4) on this machine. When false (the default), asking
    * about bash requires a human (`requireHuman`) and the question says bash is not isolated.
+   * May be a promise (the isolation probe still running): only a bash call waits for it, every
+   * other tool is judged at once.
    */
-  bashIsolated?: boolean;
+  bashIsolated?: boolean | Promise<boolean>;
 }
 
 /** Tools that write the file named by their `path` argument. */
@@ -40,7 +42,7 @@ const writingTools = new Set(['write_file', 'edit_file']);
  * file-system errors that are not `SandboxError`s.
  */
 export class DefaultPolicy implements Policy {
-  private readonly bashIsolated: boolean;
+  private readonly bashIsolated: boolean | Promise<boolean>;
 
   constructor(options: DefaultPolicyOptions = {}) {
     this.bashIsolated = options.bashIsolated ?? false;
@@ -59,7 +61,7 @@ export class DefaultPolicy implements Policy {
     }
     if (request.risk === 'safe') return { action: 'allow' };
     const reason = describeCall(toolName, args);
-    if (toolName === 'bash' && !this.bashIsolated) {
+    if (toolName === 'bash' && !(await this.bashIsolated)) {
       return {
         action: 'ask',
         reason:

@@ -279,6 +279,31 @@ export class RuntimeFactory {
     return opening;
   }
 
+  /**
+   * The approval policy of a workspace. It depends on how bash runs, known once the isolation
+   * probe is done: the default policy waits for it only on a bash call (file tools are judged at
+   * once, never behind the probe); an injected policy is made once the probe is done, which the
+   * first tool call (never the first model call) waits for.
+   */
+  private policyFor(workDir: string): Policy {
+    const bashIsolated = (): Promise<boolean> =>
+      this.isolation().then((spawner) => spawner.mode === 'bubblewrap');
+    const custom = this.options.policy;
+    if (custom === undefined) {
+      const isolated = bashIsolated();
+      // A failed probe is the bash call's error (when one comes), not an unhandled rejection.
+      isolated.catch(() => undefined);
+      return new DefaultPolicy({ bashIsolated: isolated });
+    }
+    let made: Promise<Policy> | undefined;
+    return {
+      evaluate: async (request) => {
+        made ??= bashIsolated().then((isolated) => custom({ workDir, bashIsolated: isolated }));
+        return (await made).evaluate(request);
+      },
+    };
+  }
+
   private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
     const workspace = await this.workspaces.acquire(workDir);
     let lease;
@@ -289,19 +314,7 @@ export class RuntimeFactory {
       throw error;
     }
     const engine = await this.engine();
-    // The policy depends on how bash runs: it is made once the probe is done, which the first
-    // tool call (never the first model call) waits for.
-    let made: Promise<Policy> | undefined;
-    const policyNow = (): Promise<Policy> => {
-      made ??= this.isolation().then((spawner) => {
-        const bashIsolated = spawner.mode === 'bubblewrap';
-        return (
-          this.options.policy?.({ workDir, bashIsolated }) ?? new DefaultPolicy({ bashIsolated })
-        );
-      });
-      return made;
-    };
-    const policy: Policy = { evaluate: async (request) => (await policyNow()).evaluate(request) };
+    const policy = this.policyFor(workDir);
     const host: SessionHost = new SessionHost({
       lease,
       workDir,

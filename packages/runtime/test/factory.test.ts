@@ -1,11 +1,11 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawError } from '@claw/core';
 import { PendingApprovals, staticHandler } from '@claw/approval';
-import { plainCommandSpawner } from '@claw/sandbox';
+import { plainCommandSpawner, type CommandSpawner } from '@claw/sandbox';
 import { ScriptedProvider } from '@claw/testing';
 import { FakeOpenAIServer } from '@claw/testing/node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   SessionBusyError,
   RuntimeFactory,
@@ -73,6 +73,32 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     expect(runtime.activeTask).toBeUndefined();
     expect((await runtime.start('again').wait()).finalText).toBe('again');
     expect(runtime.session.history()).toHaveLength(4);
+  });
+
+  it('file tools are judged while the isolation probe still runs; only bash waits for it', async () => {
+    let probed!: (spawner: CommandSpawner) => void;
+    const probe = new Promise<CommandSpawner>((resolve) => {
+      probed = resolve;
+    });
+    await writeFile(join(workDir, 'a.txt'), 'hello file');
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: 'r', name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }] },
+      { toolCalls: [{ id: 'b', name: 'bash', arguments: JSON.stringify({ command: 'echo from bash' }) }] },
+      { text: 'done' },
+    ]);
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner: probe });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
+    const task = runtime.start('go');
+    // The read ran and the model was asked again, the probe still unfinished.
+    await vi.waitFor(() => expect(provider.calls).toHaveLength(2));
+    expect(runtime.session.history()[2]).toMatchObject({ role: 'tool', toolCallId: 'r', content: 'hello file' });
+    // The bash call waits for the probe: no third model call until it is done.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(provider.calls).toHaveLength(2);
+    probed(plainCommandSpawner());
+    expect((await task.wait()).status).toBe('completed');
+    expect(runtime.session.history()[4]).toMatchObject({ role: 'tool', toolCallId: 'b' });
+    expect(runtime.session.history()[4]?.content).toContain('from bash');
   });
 
   it('cancel and destroy stop the running task; unknown ids are typed errors', async () => {
