@@ -41,6 +41,30 @@ export async function bareLoop({ client, model, tools, prompt, workDir, onTurn }
   }
 }
 
+/** The definition claw's read_file sends, written out so that the baselines load only openai. */
+export const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'read_file',
+      description:
+        'Read a text file in the workspace. `path` is relative to the workspace root. Returns the ' +
+        'raw lines from `offset` (1-based, default 1), at most `limit` lines (default 2000). Long ' +
+        'output is cut and ends with a note giving the offset to continue from. Directories and ' +
+        'binary files are refused.',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', minLength: 1, description: 'File path relative to the workspace root.' },
+          offset: { type: 'integer', minimum: 1, description: '1-based number of the first line to return. Default 1.' },
+          limit: { type: 'integer', minimum: 1, description: 'Maximum number of lines to return. Default 2000.' },
+        },
+        required: ['path'],
+      },
+    },
+  },
+];
+
 /** The value below which `p` percent of `values` lie. */
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);

@@ -7,34 +7,11 @@
 // answered it sends {type: 'done', turns, wallMs, cpuMs} and waits for {type: 'exit'}, so that
 // the benchmark reads its peak RSS from /proc the same way as the server's, before it exits.
 import OpenAI from 'openai';
-import { bareLoop } from '../bare-loop.mjs';
+import { bareLoop, tools } from '../bare-loop.mjs';
 
 const [baseURL, workDir, sessionsArg, prompt] = process.argv.slice(2);
 const sessions = Number(sessionsArg);
 const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
-// The definition claw's read_file sends, written out so that the baseline loads only openai.
-const tools = [
-  {
-    type: 'function',
-    function: {
-      name: 'read_file',
-      description:
-        'Read a text file in the workspace. `path` is relative to the workspace root. Returns the ' +
-        'raw lines from `offset` (1-based, default 1), at most `limit` lines (default 2000). Long ' +
-        'output is cut and ends with a note giving the offset to continue from. Directories and ' +
-        'binary files are refused.',
-      parameters: {
-        type: 'object',
-        properties: {
-          path: { type: 'string', minLength: 1, description: 'File path relative to the workspace root.' },
-          offset: { type: 'integer', minimum: 1, description: '1-based number of the first line to return. Default 1.' },
-          limit: { type: 'integer', minimum: 1, description: 'Maximum number of lines to return. Default 2000.' },
-        },
-        required: ['path'],
-      },
-    },
-  },
-];
 
 let turns = 0;
 const cpuBefore = process.cpuUsage();
