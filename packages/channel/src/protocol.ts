@@ -306,5 +306,6 @@ function describeType(type: unknown): string {
   if (typeof type === 'string') return JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type);
   if (type === undefined) return 'missing';
   if (type === null) return 'null';
-  return `(${Array.isArray(type) ? 'an array' : `a ${typeof type}`})`;
+  if (Array.isArray(type)) return '(an array)';
+  return typeof type === 'object' ? '(an object)' : `(a ${typeof type})`;
 }

@@ -186,6 +186,19 @@ describe('malformed input (CH-1): an error with a code, and the connection stays
     expect(problem('{"type":"dance"}')).toMatch(/unknown message type "dance": expected one of hello, open, prompt/);
     expect(problem('{"type":"prompt"}')).toMatch(/invalid prompt message.*content/s);
   });
+
+  it('names a bad type by its kind, never by its value (a value nested 100,000 deep)', () => {
+    const problem = (line: string) => {
+      const parsed = parseClientMessage(line);
+      return parsed.ok ? 'ok' : `${parsed.code}: ${parsed.message}`;
+    };
+    const deep = 100_000;
+    expect(problem(`{"type":${'['.repeat(deep)}${']'.repeat(deep)}}`)).toMatch(/^unknown_type: unknown message type \(an array\)/);
+    expect(problem(`{"type":${'{"a":'.repeat(deep)}1${'}'.repeat(deep)}}`)).toMatch(/^unknown_type: unknown message type \(an object\)/);
+    expect(problem('{"type":7}')).toMatch(/^unknown_type: unknown message type \(a number\)/);
+    expect(problem('{}')).toMatch(/^unknown_type: unknown message type missing/);
+    expect(problem(`{"type":"${'x'.repeat(500)}"}`)).toMatch(new RegExp(`^unknown_type: unknown message type "${'x'.repeat(64)}…"`));
+  });
 });
 
 describe('hello and the token (CH-8)', () => {

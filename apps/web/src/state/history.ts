@@ -1,6 +1,6 @@
 // Rebuilds a transcript from a `history` event: the messages of the session as of a seq.
 import type { ServerEventOf, WireMessage } from '@claw/channel/protocol';
-import type { ApprovalItem, ToolItem, TranscriptItem } from './types.js';
+import type { ApprovalItem, TranscriptItem } from './types.js';
 
 export function itemsFromHistory(messages: readonly WireMessage[], seq: number): TranscriptItem[] {
   const items: TranscriptItem[] = [];
@@ -75,8 +75,4 @@ export function approvalItem(event: ServerEventOf<'approval_request'>): Approval
     reason: event.reason,
     arguments: event.arguments,
   };
-}
-
-export function isToolItem(item: TranscriptItem | undefined): item is ToolItem {
-  return item?.kind === 'tool';
 }
