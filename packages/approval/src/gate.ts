@@ -8,6 +8,7 @@ import {
   type ApprovalDecision,
   type ApprovalGate,
   type ApprovalRequest,
+  type GateCheckOptions,
   type GateDecision,
 } from '@claw/core';
 import type { AuditDecision, AuditLog } from './audit.js';
@@ -59,7 +60,8 @@ interface CallFacts {
  *    allowed (`grant_reuse`); else mode `allow` → allowed once (`mode_allow`) unless the policy
  *    requires a human; mode `deny` → denied with a reason saying how to allow it (`mode_deny`);
  *    otherwise the handler decides: `allow_once`, `allow_session` (a grant is kept, expiring
- *    after `grantTtlMs`), or `deny`.
+ *    after `grantTtlMs`), or `deny`. The caller's `onAsking` is called just before the handler
+ *    is asked.
  *
  * Every decision is recorded in the audit log. `check` rejects with the signal's reason when the
  * signal aborts (also while waiting for the handler); it passes on errors of the policy, the
@@ -89,7 +91,7 @@ export class Gate implements ApprovalGate {
     this.newRequestId = options.newRequestId ?? (() => `approval-${randomUUID()}`);
   }
 
-  async check(request: ApprovalRequest, options: { signal: AbortSignal }): Promise<GateDecision> {
+  async check(request: ApprovalRequest, options: GateCheckOptions): Promise<GateDecision> {
     const { signal } = options;
     if (signal.aborted) throw abortReason(signal);
     const facts: CallFacts = {
@@ -139,6 +141,7 @@ export class Gate implements ApprovalGate {
       return { allowed: false, reason, decision: 'deny' };
     }
 
+    options.onAsking?.();
     const { decision, reason: answerReason } = await this.ask(facts, verdict.reason, signal);
     switch (decision) {
       case 'allow_once':

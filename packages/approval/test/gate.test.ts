@@ -487,3 +487,29 @@ describe('a handler that answers with its own reason', () => {
     expect(audit.entries.at(-1)).toMatchObject({ decision: 'deny', reason: 'nobody was asked: this run is unattended' });
   });
 });
+
+describe('Gate: onAsking (the engine groups the intents of the calls not waiting for a person)', () => {
+  it('is called once, just before the handler is asked, and never for calls decided without a person', async () => {
+    const order: string[] = [];
+    const handler: ApprovalHandler = {
+      approve: async () => {
+        order.push('handler');
+        return 'allow_session';
+      },
+    };
+    const gate = makeGate({ handler });
+    const onAsking = () => void order.push('asking');
+    const call = write({ path: 'a.txt', content: 'x' });
+    await gate.check(call, { signal: never(), onAsking });
+    expect(order).toEqual(['asking', 'handler']);
+
+    // A session grant, a policy denial, a safe call, mode allow and mode deny ask nobody.
+    await gate.check(call, { signal: never(), onAsking });
+    await gate.check(bash('rm -rf /'), { signal: never(), onAsking });
+    await gate.check(callRequest({ toolName: 'read_file', args: { path: 'a.txt' }, workDir, risk: 'safe' }), { signal: never(), onAsking });
+    await makeGate({ handler, mode: 'allow' }).check(write({ path: 'b.txt', content: 'x' }), { signal: never(), onAsking });
+    await makeGate({ handler, mode: 'deny' }).check(write({ path: 'b.txt', content: 'x' }), { signal: never(), onAsking });
+    expect(order).toEqual(['asking', 'handler']);
+    expect(decisions()).toEqual(['allow_session', 'grant_reuse', 'policy_deny', 'policy_allow', 'mode_allow', 'mode_deny']);
+  });
+});

@@ -73,6 +73,6 @@ export {
   type ClawConfig,
   type ModelPrice,
 } from './config.js';
-export type { ApprovalGate, ApprovalRequest, GateDecision } from './approval.js';
+export type { ApprovalGate, ApprovalRequest, GateCheckOptions, GateDecision } from './approval.js';
 export { addCost, type AgentSession, type CostTotals } from './session.js';
 export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';

@@ -21,6 +21,19 @@ export interface RequestSettings {
   maxWindowMessages?: number;
 }
 
+const definitionEstimates = new WeakMap<ToolDefinition, number>();
+
+/** A tool definition's share of every request, estimated once per definition (ENG-8). */
+function estimateDefinitionTokens(definition: ToolDefinition): number {
+  let estimate = definitionEstimates.get(definition);
+  if (estimate === undefined) {
+    // The comma that joins it to the others in the request's list counts too.
+    estimate = estimateTextTokens(`${JSON.stringify(definition)},`);
+    definitionEstimates.set(definition, estimate);
+  }
+  return estimate;
+}
+
 /**
  * One model request: the system prompt, the window of the history that fits the model's context
  * next to it and the tool definitions (ENG-8), and the tools.
@@ -31,9 +44,8 @@ export function buildRequest(
   settings: RequestSettings,
 ): ModelRequest {
   const { systemPrompt } = settings;
-  const fixedTokens =
-    (systemPrompt === undefined ? 0 : estimateTextTokens(systemPrompt)) +
-    estimateTextTokens(JSON.stringify(tools));
+  let fixedTokens = systemPrompt === undefined ? 0 : estimateTextTokens(systemPrompt);
+  for (const tool of tools) fixedTokens += estimateDefinitionTokens(tool);
   const window = selectWindow(history, {
     maxTokens: Math.max(
       0,

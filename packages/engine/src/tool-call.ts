@@ -9,6 +9,7 @@ import {
   type ToolResult,
 } from '@claw/core';
 import { SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { IntentBatch } from './intent-batch.js';
 import type { ActivityClock } from './limiter.js';
 import { canceledObservation, errorObservation, recoveryHints } from './observations.js';
 import type { ToolRegistry } from './registry.js';
@@ -27,6 +28,8 @@ export interface ToolCallOptions {
   toolClock: ActivityClock;
   tracer: Tracer;
   parentContext: Context;
+  /** Groups the intents of the wave's calls into one write (one fsync); see `IntentBatch`. */
+  intents?: IntentBatch;
 }
 
 export interface CallOutcome {
@@ -111,6 +114,45 @@ async function checkAndRun(
   options: ToolCallOptions,
   span: Span,
 ): Promise<StepResult> {
+  const { intents } = options;
+  if (intents === undefined) return check(call, tool, signal, options, span, {});
+  intents.enter();
+  // Counted among the calls being checked until it runs, ends, or waits for a person.
+  let counted = true;
+  const stopCounting = (): void => {
+    if (!counted) return;
+    counted = false;
+    intents.leave();
+  };
+  try {
+    return await check(call, tool, signal, options, span, {
+      onAsking: stopCounting,
+      beforeIntent: () => {
+        const turn = intents.ready(counted);
+        counted = false;
+        return turn;
+      },
+    });
+  } finally {
+    stopCounting();
+  }
+}
+
+interface CheckHooks {
+  /** The gate waits for a person. */
+  onAsking?: () => void;
+  /** The call passed its checks; resolves when its intent may be recorded. */
+  beforeIntent?: () => Promise<void>;
+}
+
+async function check(
+  call: ToolCall,
+  tool: Tool,
+  signal: AbortSignal,
+  options: ToolCallOptions,
+  span: Span,
+  hooks: CheckHooks,
+): Promise<StepResult> {
   const parsed = parseArguments(call, tool);
   if (!parsed.ok) {
     return { observation: parsed.observation, outcome: 'error', ...withFailure(parsed.failure) };
@@ -126,7 +168,7 @@ async function checkAndRun(
         risk: tool.risk,
         arguments: parsed.value,
       },
-      { signal },
+      hooks.onAsking === undefined ? { signal } : { signal, onAsking: hooks.onAsking },
     );
   } catch (error) {
     if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
@@ -149,6 +191,8 @@ async function checkAndRun(
       outcome: 'denied',
     };
   }
+  if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
+  await hooks.beforeIntent?.();
   if (signal.aborted) return { observation: canceledObservation(call.id), outcome: 'canceled' };
   return runJournaled(call, tool, parsed.value, signal, options, span);
 }

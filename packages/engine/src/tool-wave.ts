@@ -1,4 +1,5 @@
 import { ClawError, errorMessage, linkAbortSignal, type ToolCall, type ToolMessage } from '@claw/core';
+import { IntentBatch } from './intent-batch.js';
 import { ConcurrencyLimiter } from './limiter.js';
 import { canceledObservation } from './observations.js';
 import { ReporterError, type SafeReporter } from './safe-reporter.js';
@@ -47,10 +48,14 @@ export async function runToolWave(options: ToolWaveOptions): Promise<ToolWaveRes
     failed.abort(error);
   };
 
+  // With a journal, the calls' intents are recorded together: one write, one fsync (PERF-1).
+  const intents = options.journal === undefined ? undefined : new IntentBatch();
+  const callOptions = intents === undefined ? options : { ...options, intents };
+
   const runCall = async (index: number, call: ToolCall): Promise<void> => {
     // Waited for its turn while the wave was stopped: it never starts.
     if (signal.aborted) return;
-    const outcome = await executeCall(call, signal, options);
+    const outcome = await executeCall(call, signal, callOptions);
     observations[index] = outcome.observation;
     if (outcome.failure !== undefined) fail(outcome.failure);
     if (failure !== undefined) return;
