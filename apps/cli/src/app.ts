@@ -11,11 +11,14 @@ import type { Command, RunOptions } from './args.js';
 import type { CliIo } from './cli.js';
 import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from '@claw/testing/demo';
 import { reportFailure } from './failure.js';
+import { mcpStartupLine } from './mcp.js';
 import { runOneShot } from './one-shot.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
+
+export { runMcpList } from './mcp.js';
 
 type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
 
@@ -68,11 +71,18 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
   const tracing = createFileTracing({ workDir });
   let factory: RuntimeFactory | undefined;
   try {
+    const { stderr, errStyle } = streams;
     factory = new RuntimeFactory({
       settings,
       env: io.env,
       tracer: tracing.tracer,
       ...(demo ? { provider: createDemoModel({ unattended }) } : {}),
+      // An MCP server that is skipped, drops or comes back is said on stderr, where it is seen.
+      mcp: {
+        onWarning: (warning) => {
+          stderr.line(errStyle.yellow(`claw: ${warning.message}`)).catch(() => undefined);
+        },
+      },
     });
     // The bubblewrap probe runs while the rest starts (PERF-2): a task's first model call does
     // not wait for it, only the first tool call does.
@@ -121,6 +131,8 @@ async function runRepl(
     )}`,
   );
   await stdout.line(isolationLine(context.spawner, outStyle));
+  const mcpLine = await mcpStartupLine(factory, context.workDir, outStyle);
+  if (mcpLine !== undefined) await stdout.line(mcpLine);
   await stdout.line(outStyle.dim('Type a task, or /help for the commands.'));
   const session = await TerminalSession.create({
     factory,

@@ -33,7 +33,9 @@ export type Command =
   | { kind: 'version' }
   | { kind: 'repl'; options: RunOptions }
   | { kind: 'prompt'; prompt: string; options: RunOptions }
-  | { kind: 'demo'; options: RunOptions };
+  | { kind: 'demo'; options: RunOptions }
+  /** `claw mcp list`: the workspace's MCP servers, their state and tools. */
+  | { kind: 'mcp-list'; workdir: string | undefined };
 
 const parseOptions = {
   prompt: { type: 'string', short: 'p' },
@@ -48,8 +50,8 @@ const parseOptions = {
 const seeHelp = 'run `claw --help` to see the options';
 
 /**
- * Reads the command line (CLI-6): `claw [options]`, `claw -p <text>`, `claw demo`, `--version`,
- * `--help`.
+ * Reads the command line (CLI-6): `claw [options]`, `claw -p <text>`, `claw demo`,
+ * `claw mcp list [--workdir <dir>]`, `--version`, `--help`.
  *
  * @throws UsageError for an unknown option or command, a missing value, a value that is not one
  *   of the allowed ones, or a number flag that is not a whole number in range.
@@ -72,10 +74,11 @@ export function parseCommandLine(argv: readonly string[]): Command {
 
   const positionals = parsed.positionals;
   const [command, ...rest] = positionals;
+  if (command === 'mcp') return readMcpCommand(rest, values);
   if (command !== undefined && command !== 'demo') {
     throw new UsageError(
-      `unknown command "${command}": the only command is \`claw demo\`; to run one task, ` +
-      `use claw -p "${command}"; ${seeHelp}`,
+      `unknown command "${command}": the commands are \`claw demo\` and \`claw mcp list\`; to ` +
+      `run one task, use claw -p "${command}"; ${seeHelp}`,
     );
   }
   if (rest.length > 0) {
@@ -107,6 +110,33 @@ export function parseCommandLine(argv: readonly string[]): Command {
     );
   }
   return { kind: 'repl', options };
+}
+
+/** `claw mcp list [--workdir <dir>]`: no other subcommand, no other option. */
+function readMcpCommand(
+  rest: readonly string[],
+  values: Record<string, string | boolean | undefined>,
+): Command {
+  const [subcommand, ...extra] = rest;
+  if (subcommand !== 'list') {
+    throw new UsageError(
+      subcommand === undefined
+        ? '`claw mcp` needs a subcommand: `claw mcp list` shows the MCP servers of the workspace'
+        : `unknown subcommand "mcp ${subcommand}": the only one is \`claw mcp list\`; ${seeHelp}`,
+    );
+  }
+  if (extra.length > 0) {
+    throw new UsageError(`unexpected argument "${extra[0]}" after \`claw mcp list\`; ${seeHelp}`);
+  }
+  const other = Object.keys(values).find((name) => name !== 'workdir' && values[name] !== undefined);
+  if (other !== undefined) {
+    throw new UsageError(`\`claw mcp list\` takes only --workdir, not --${other}; ${seeHelp}`);
+  }
+  const workdir = stringFlag(values, 'workdir');
+  if (workdir !== undefined && workdir.trim() === '') {
+    throw new UsageError('--workdir needs a folder, e.g. --workdir . or --workdir ~/project');
+  }
+  return { kind: 'mcp-list', workdir };
 }
 
 function readRunOptions(values: Record<string, string | boolean | undefined>): RunOptions {

@@ -42,6 +42,7 @@ export async function runCli(io: CliIo): Promise<number> {
       case 'repl':
       case 'prompt':
       case 'demo':
+      case 'mcp-list':
         break;
     }
   } catch (error) {
@@ -49,6 +50,7 @@ export async function runCli(io: CliIo): Promise<number> {
     return reportFailure(error, new Output(io.stderr), style);
   }
   // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
-  const { runInWorkspace } = await import('./app.js');
+  const { runInWorkspace, runMcpList } = await import('./app.js');
+  if (command.kind === 'mcp-list') return runMcpList(command, io);
   return runInWorkspace(command, io);
 }

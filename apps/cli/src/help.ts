@@ -9,6 +9,8 @@ Usage:
   claw [options]                  interactive REPL in the workspace
   claw -p, --prompt <text>        one task, then exit
   claw demo [options]             a built-in scripted model shows the whole loop; no key needed
+  claw mcp list [--workdir <dir>] the workspace's MCP servers (.claw/mcp.json): each one's
+                                  state, tools and last error; exit 1 when one failed
   claw --version | --help
 
 Options:
@@ -64,6 +66,14 @@ Files, in <workdir>/.claw/:
   grants.json        "allow for this session" answers, per session
   audit.jsonl        every approval decision
   traces/            a trace of every run (OpenTelemetry, OTLP JSON lines)
+  mcp.json           MCP servers whose tools claw offers as mcp_<server>_<tool>, e.g.
+                     {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg"]},
+                      "docs": {"url": "https://example.com/mcp",
+                               "headers": {"Authorization": "Bearer \${DOCS_TOKEN}"}}}}
+                     ("env" for a command, "headers" for a url; \${VAR} from the environment;
+                     "risk": safe|mutating|dangerous (default dangerous: asks), per tool in
+                     "tools": {"<tool>": {"risk": ...}}; "enabled", "startupTimeoutMs",
+                     "callTimeoutMs"). A server that fails is skipped with a warning
 
 Examples:
   claw                                      REPL in the current folder
@@ -71,6 +81,7 @@ Examples:
   claw -p "add a test for parse()" --approval allow --output stream-json
   claw --workdir ~/project --session refactor
   claw demo --approval allow                the whole loop, unattended, no key
+  claw mcp list                             are the MCP servers up, which tools do they give
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5-coder claw
 `;
 }

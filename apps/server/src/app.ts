@@ -65,6 +65,8 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       env: io.env,
       tracer: tracing.tracer,
       ...(options.demo ? { provider: createDemoModel({ unattended: false, endless: true }) } : {}),
+      // A workspace's MCP server that is skipped, drops or comes back (MCP-5).
+      mcp: { onWarning: (warning, workDir) => io.err(`mcp (${workDir}): ${warning.message}`) },
     });
     const isolation = factory.isolation();
     isolation.catch(() => undefined);

@@ -37,8 +37,10 @@ export {
   type Tool,
   type ToolContext,
   type ToolDefinition,
+  type ToolProgress,
   type ToolResult,
 } from './tools.js';
+export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
 export type {
   CallOptions,
   FinishReason,
@@ -47,7 +49,7 @@ export type {
   Provider,
   StreamEvent,
 } from './provider.js';
-export type { Reporter, ToolResultReport, UsageReport } from './reporter.js';
+export type { Reporter, ToolProgressReport, ToolResultReport, UsageReport } from './reporter.js';
 export {
   approvalDecisions,
   approvalModes,

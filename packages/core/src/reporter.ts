@@ -1,5 +1,6 @@
 import type { Message, ToolCall, Usage } from './messages.js';
 import type { CostTotals } from './session.js';
+import type { ToolProgress } from './tools.js';
 
 /** What the reporter is told about one finished tool call. */
 export interface ToolResultReport {
@@ -7,6 +8,12 @@ export interface ToolResultReport {
   toolName: string;
   content: string;
   isError: boolean;
+}
+
+/** What the reporter is told when a running tool call reports progress. */
+export interface ToolProgressReport extends ToolProgress {
+  toolCallId: string;
+  toolName: string;
 }
 
 /** Tokens and money after one model call, and what the budgets have left (BUD-*). */
@@ -47,6 +54,11 @@ export interface Reporter {
   /** Called before the tool is executed; if it fails the tool does not run. */
   onToolCall?(call: ToolCall): void | Promise<void>;
   onToolResult?(result: ToolResultReport): void | Promise<void>;
+  /**
+   * A running tool reported progress (between its `onToolCall` and `onToolResult`). Informational:
+   * the run does not wait for it, and unlike the other callbacks its failure is ignored.
+   */
+  onToolProgress?(report: ToolProgressReport): void | Promise<void>;
   /** Every message appended to the history, in order. */
   onMessage?(message: Message): void | Promise<void>;
   /** After each model call that reported usage. */

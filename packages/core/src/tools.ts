@@ -18,11 +18,25 @@ export interface ToolDefinition {
   parameters: JsonSchema;
 }
 
+/** How far a long-running tool call has got (e.g. an MCP server's progress notification). */
+export interface ToolProgress {
+  /** Grows with every report; its unit is the tool's own (steps, bytes…). */
+  progress: number;
+  /** The value `progress` will reach, when known. */
+  total?: number;
+  message?: string;
+}
+
 export interface ToolContext {
   /** Aborted when the run is canceled or the tool's time is up; tools must stop promptly. */
   signal: AbortSignal;
   /** The workspace root; tools resolve every path inside it. */
   workDir: string;
+  /**
+   * Where a long-running tool reports how far it has got. Optional: the caller may not listen.
+   * Called synchronously and never throws back into the tool.
+   */
+  onProgress?: (progress: ToolProgress) => void;
 }
 
 export interface ToolResult {

@@ -1,7 +1,7 @@
 import type { AgentSession, ApprovalGate, ToolCall } from '@claw/core';
 import { trace, type Context, type Tracer } from '@opentelemetry/api';
 import { appendAndReport } from './history.js';
-import type { ToolRegistry } from './registry.js';
+import type { ToolSource } from './registry.js';
 import type { RunBudget } from './run-budget.js';
 import { ReporterError, type SafeReporter } from './safe-reporter.js';
 import { markSpanFailed, startActionSpan } from './spans.js';
@@ -10,7 +10,7 @@ import { runToolWave } from './tool-wave.js';
 
 export interface ActOptions {
   calls: readonly ToolCall[];
-  registry: ToolRegistry;
+  registry: ToolSource;
   gate: ApprovalGate;
   /** Where the Observations go; also the tool journal (SES-8) when it keeps one. */
   session: AgentSession;
@@ -49,6 +49,11 @@ export async function act(options: ActOptions): Promise<void> {
       toolClock: budget.toolClock,
       tracer: options.tracer,
       parentContext: trace.setSpan(options.traceContext, span),
+      onProgress: (call, progress) => reporter.toolProgress({
+        toolCallId: call.id,
+        toolName: call.name,
+        ...progress,
+      }),
     });
     if (wave.failure !== undefined) {
       // History stays paired either way; a broken reporter is not called again, a working one

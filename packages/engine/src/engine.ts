@@ -14,7 +14,7 @@ import { act } from './act.js';
 import type { BudgetOptions } from './budgets.js';
 import { appendAndReport, pairDanglingCalls } from './history.js';
 import { defaultPrices, type PriceTable } from './pricing.js';
-import { ToolRegistry } from './registry.js';
+import { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
 import { buildRequest, type RequestSettings } from './request.js';
 import { LoopState, RunBudget } from './run-budget.js';
 import type { RunOptions, RunResult, RunStatus } from './run-types.js';
@@ -65,7 +65,7 @@ interface Execution {
   /** Parent of the root span; default: the active context. */
   traceContext: Context | undefined;
   budget: RunBudget;
-  registry: ToolRegistry;
+  registry: ToolSource;
   maxTurns: number;
   spanName: string;
   /** Filled with the run's trace context once its root span exists (for its subagents). */
@@ -79,7 +79,7 @@ interface LoopSetup {
   reporter: SafeReporter;
   gate: ApprovalGate | undefined;
   traceContext: Context;
-  registry: ToolRegistry;
+  registry: ToolSource;
   maxTurns: number;
   state: LoopState;
 }
@@ -139,8 +139,11 @@ export class Engine {
     const reporter = new SafeReporter(options.reporter ?? {});
     // Subagents' spans go under this run's root span, known once the run has started.
     const runContext: { current?: Context } = {};
+    const tools = options.tools === undefined
+      ? this.tools
+      : joinToolSources(this.tools, options.tools);
     const registry = this.options.subagents === true
-      ? withTool(this.tools, createSpawnTool({
+      ? withTool(tools, createSpawnTool({
           budget,
           // A child of a running parent: the parent's gate and budget, its usage reported to
           // the parent's reporter (only that: its conversation is not the parent's).
@@ -151,12 +154,12 @@ export class Engine {
             gate,
             traceContext: runContext.current,
             budget,
-            registry: this.tools,
+            registry: tools,
             maxTurns: subagentMaxTurns,
             spanName: spanNames.subagent,
           }),
         }))
-      : this.tools;
+      : tools;
     return this.execute(prompt, {
       session: options.session,
       signal: options.signal,

@@ -6,7 +6,7 @@ export {
 } from './engine.js';
 export type { RunOptions, RunResult, RunStatus } from './run-types.js';
 export type { SetTimer } from './timers.js';
-export { ToolRegistry } from './registry.js';
+export { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
 export { ReporterError } from './safe-reporter.js';
 export { canceledObservationText } from './observations.js';
 export { attributes as spanAttributes, spanNames } from './telemetry.js';

@@ -1,7 +1,52 @@
 import { ClawError, type Tool, type ToolDefinition } from '@claw/core';
 
+/**
+ * Tools the engine reads by name: a `ToolRegistry`, or a view whose tools change while it is
+ * used (e.g. a workspace's MCP tools). The engine asks it again for every model call and every
+ * tool call, so a change shows on the next one.
+ */
+export interface ToolSource {
+  get(name: string): Tool | undefined;
+  /** The names, in the source's order. */
+  names(): string[];
+  definitions(): ToolDefinition[];
+}
+
+/**
+ * A live view of several sources, read through on every call (nothing is copied). When two hold
+ * a tool of the same name, the earlier source's tool is the one used and listed.
+ */
+export function joinToolSources(...sources: readonly ToolSource[]): ToolSource {
+  const visible = (): Array<[ToolSource, string]> => {
+    const seen = new Set<string>();
+    const entries: Array<[ToolSource, string]> = [];
+    for (const source of sources) {
+      for (const name of source.names()) {
+        if (seen.has(name)) continue;
+        seen.add(name);
+        entries.push([source, name]);
+      }
+    }
+    return entries;
+  };
+  return {
+    get: (name) => {
+      for (const source of sources) {
+        const tool = source.get(name);
+        if (tool !== undefined) return tool;
+      }
+      return undefined;
+    },
+    names: () => visible().map(([, name]) => name),
+    definitions: () => visible().flatMap(([source, name]) => {
+      const tool = source.get(name);
+      return tool === undefined ? [] : [tool.definition];
+    }),
+  };
+}
+
 /** The tools of one engine, by name. Names are unique; the order is the order of registration. */
-export class ToolRegistry {
+export class ToolRegistry implements ToolSource {
   private readonly tools = new Map<string, Tool>();
 
   constructor(tools: Iterable<Tool> = []) {

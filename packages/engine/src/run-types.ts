@@ -7,6 +7,7 @@ import type {
   Usage,
 } from '@claw/core';
 import type { Context } from '@opentelemetry/api';
+import type { ToolSource } from './registry.js';
 
 export interface RunOptions {
   session: AgentSession;
@@ -21,6 +22,13 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Parent of the run's root span (e.g. an "Eval" span); default: the active context. */
   traceContext?: Context;
+  /**
+   * Tools for this run only, next to the engine's (e.g. the MCP tools of the session's
+   * workspace). Read again for every model call and tool call, so tools that come and go during
+   * the run are seen by the next one; subagents the run spawns get them too. An engine tool of
+   * the same name wins.
+   */
+  tools?: ToolSource;
 }
 
 export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';

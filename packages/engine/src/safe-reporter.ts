@@ -3,6 +3,7 @@ import {
   type Message,
   type Reporter,
   type ToolCall,
+  type ToolProgressReport,
   type ToolResultReport,
   type UsageReport,
 } from '@claw/core';
@@ -42,6 +43,14 @@ export class SafeReporter {
 
   toolResult(result: ToolResultReport): Promise<void> {
     return this.call('onToolResult', () => this.reporter.onToolResult?.(result));
+  }
+
+  /**
+   * Progress of a running tool: not awaited, and a failure is ignored (the reporter is told again
+   * at the tool's result, whose failure stops the run as always).
+   */
+  toolProgress(report: ToolProgressReport): void {
+    this.call('onToolProgress', () => this.reporter.onToolProgress?.(report)).catch(() => undefined);
   }
 
   message(message: Message): Promise<void> {

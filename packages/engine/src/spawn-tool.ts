@@ -1,5 +1,5 @@
-import { defineTool, type Tool } from '@claw/core';
-import { ToolRegistry } from './registry.js';
+import { ClawError, defineTool, type Tool } from '@claw/core';
+import { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
 import type { RunBudget } from './run-budget.js';
 import type { RunResult } from './run-types.js';
 import { ReporterError } from './safe-reporter.js';
@@ -44,9 +44,18 @@ export function createSpawnTool(options: SpawnToolOptions): Tool {
   });
 }
 
-/** The engine's tools plus `spawn`, in a registry of their own (the engine's is left as it is). */
-export function withTool(tools: ToolRegistry, spawn: Tool): ToolRegistry {
-  const registry = new ToolRegistry(tools.all());
-  registry.register(spawn);
-  return registry;
+/**
+ * The run's tools plus `spawn`, as a live view (the engine's registry is left as it is, and tools
+ * that change during the run are seen by its next model call).
+ *
+ * @throws ClawError `duplicate_tool` when the run's tools already hold a tool of that name.
+ */
+export function withTool(tools: ToolSource, spawn: Tool): ToolSource {
+  const name = spawn.definition.name;
+  if (tools.get(name) !== undefined) {
+    throw new ClawError(`a tool named "${name}" is already registered; tool names must be unique`, {
+      code: 'duplicate_tool',
+    });
+  }
+  return joinToolSources(tools, new ToolRegistry([spawn]));
 }

@@ -6,19 +6,20 @@ import {
   type Tool,
   type ToolCall,
   type ToolMessage,
+  type ToolProgress,
   type ToolResult,
 } from '@claw/core';
 import { SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { IntentBatch } from './intent-batch.js';
 import type { ActivityClock } from './limiter.js';
 import { canceledObservation, errorObservation, recoveryHints } from './observations.js';
-import type { ToolRegistry } from './registry.js';
+import type { ToolSource } from './registry.js';
 import { ReporterError } from './safe-reporter.js';
 import { attributes, spanNames } from './telemetry.js';
 
 /** What running one call needs from its wave. */
 export interface ToolCallOptions {
-  registry: ToolRegistry;
+  registry: ToolSource;
   gate: ApprovalGate;
   sessionId: string;
   workDir: string;
@@ -28,6 +29,8 @@ export interface ToolCallOptions {
   toolClock: ActivityClock;
   tracer: Tracer;
   parentContext: Context;
+  /** Told when a running tool reports progress (`ToolContext.onProgress`). */
+  onProgress?: (call: ToolCall, progress: ToolProgress) => void;
   /** Groups the intents of the wave's calls into one write (one fsync); see `IntentBatch`. */
   intents?: IntentBatch;
 }
@@ -249,10 +252,17 @@ async function runTool(
   options: ToolCallOptions,
   span: Span,
 ): Promise<StepResult> {
+  const { onProgress } = options;
   options.toolClock.begin();
   try {
     const result = normalizeResult(
-      await tool.execute(args, { signal, workDir: options.workDir }),
+      await tool.execute(args, {
+        signal,
+        workDir: options.workDir,
+        ...(onProgress === undefined
+          ? {}
+          : { onProgress: (progress: ToolProgress) => onProgress(call, progress) }),
+      }),
     );
     const observation: ToolMessage = {
       role: 'tool',

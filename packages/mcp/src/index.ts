@@ -1,2 +1,42 @@
-// Filled in by its own issue; see README.md for what this package will hold.
-export {};
+export {
+  defaultCallTimeoutMs,
+  defaultStartupTimeoutMs,
+  loadMcpConfig,
+  mcpConfigFile,
+  parseMcpConfig,
+  type LoadMcpConfigOptions,
+  type McpConfig,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+} from './config.js';
+export {
+  McpConnection,
+  defaultReconnectPolicy,
+  type McpCallContext,
+  type McpConnectionOptions,
+  type McpServerState,
+  type McpWarning,
+  type ReconnectPolicy,
+} from './connection.js';
+export { base64Bytes, capOutput, formatContent, formatResourceContents } from './content.js';
+export {
+  McpAuthError,
+  McpConfigError,
+  McpRequestError,
+  McpServerError,
+  McpStartError,
+  McpTimeoutError,
+  McpUnavailableError,
+} from './errors.js';
+export {
+  McpServers,
+  openMcpServers,
+  type McpServerStatus,
+  type McpServersOptions,
+  type OpenMcpServersOptions,
+} from './manager.js';
+export { assignToolNames, maxToolNameLength, sanitizeNamePart, type RemoteToolName } from './names.js';
+export { maxListPages } from './pages.js';
+export { defaultSetTimer, type SetTimer } from './timers.js';
+export { promptToolName, resourceToolNames } from './tools.js';

@@ -82,6 +82,8 @@ export function createTaskReporter(
       result(report.toolCallId, report.content, report.isError);
       await user?.onToolResult?.(report);
     },
+    // Progress is not a session event (it is not kept); the library user's reporter hears it.
+    onToolProgress: (report) => user?.onToolProgress?.(report),
     onMessage: async (message) => {
       if (message.role === 'tool') result(message.toolCallId, message.content, message.isError === true);
       await user?.onMessage?.(message);

@@ -10,13 +10,15 @@ import {
   type GrantStore,
   type Policy,
 } from '@claw/approval';
-import { ClawUserError, type Provider, type Reporter, type Tool } from '@claw/core';
+import { ClawUserError, raceAbort, type Provider, type Reporter, type Tool } from '@claw/core';
 import { Engine, builtinTools } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
 import type { Tracer } from '@opentelemetry/api';
+import type { McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
 import type { EventRetention, SubscriberBound } from './event-log.js';
+import { WorkspaceMcp, type McpOptions } from './mcp.js';
 import { Runtime } from './runtime.js';
 import { SessionHost } from './session-host.js';
 import { commandEnvironment, type Settings } from './settings.js';
@@ -61,6 +63,12 @@ export interface RuntimeFactoryOptions {
    * promise is waited for by the first tool call only.
    */
   spawner?: CommandSpawner | Promise<CommandSpawner>;
+  /**
+   * The MCP servers of each workspace's `.claw/mcp.json` (MCP-1..5): their tools join the
+   * built-in ones in that workspace's sessions, behind the same approval gate. Where warnings go,
+   * and the timers (for tests).
+   */
+  mcp?: McpOptions;
 }
 
 export interface CreateRuntimeOptions {
@@ -103,6 +111,7 @@ export class RuntimeFactory {
   private readonly provider: Provider;
   private readonly sessions: SessionSource;
   private readonly workspaces: WorkspaceShared<Workspace>;
+  private readonly mcp: WorkspaceMcp;
   private spawner: Promise<CommandSpawner> | undefined;
   private engineReady: Promise<Engine> | undefined;
   private readonly hosts = new Map<string, Promise<SessionHost>>();
@@ -127,6 +136,7 @@ export class RuntimeFactory {
       (workspace) => workspace.audit.close?.(),
     );
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
+    this.mcp = new WorkspaceMcp(options.mcp ?? {}, options.env ?? {});
   }
 
   /**
@@ -183,16 +193,35 @@ export class RuntimeFactory {
   }
 
   /**
+   * The MCP servers of a workspace (its `.claw/mcp.json`), opened once for this factory and shared
+   * by all its runtimes, started in the background (`ready()` waits for them); `undefined` when
+   * the workspace has none. `close()` closes them.
+   *
+   * @throws RuntimeClosedError after `close()`; McpConfigError when the file cannot be used; the
+   *   signal's reason when it aborts (the servers are opened all the same).
+   */
+  async mcpServers(
+    workDir: string,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<McpServers | undefined> {
+    if (this.closed) throw new RuntimeClosedError('the runtime factory');
+    return raceAbort(this.mcp.servers(path.resolve(workDir)), options.signal);
+  }
+
+  /**
    * A runtime on one session: it attaches to the session's host (made, and the session opened and
-   * locked, when no runtime of this process holds it yet).
+   * locked, when no runtime of this process holds it yet). The workspace's MCP servers start in
+   * the background; a task's first model call waits for them.
    *
    * @throws RuntimeClosedError after `close()` (also when `close()` came while it was being made);
-   *   SessionLockedError when another process holds the session; what opening the session throws.
+   *   McpConfigError when the workspace's `.claw/mcp.json` cannot be used; SessionLockedError
+   *   when another process holds the session; what opening the session throws.
    */
   async createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
     if (this.closed) throw new RuntimeClosedError('the runtime factory');
     const workDir = path.resolve(options.workDir);
     await this.engine();
+    await this.mcpServers(workDir);
     const { host, detach } = await this.attach(options.sessionId ?? 'default', workDir);
     if (this.closed) {
       await detach();
@@ -233,7 +262,8 @@ export class RuntimeFactory {
 
   /**
    * Closes every runtime it made, cancels running tasks (history stays paired), stores and
-   * releases every session. Idempotent.
+   * releases every session, and closes the MCP servers (HTTP sessions deleted, child processes
+   * killed). Idempotent.
    */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -247,6 +277,7 @@ export class RuntimeFactory {
         }
       }),
     );
+    await this.mcp.close();
   }
 
   /** Attaches to the session's host (a new one if the last was released meanwhile). */
@@ -305,6 +336,8 @@ export class RuntimeFactory {
   }
 
   private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
+    // Before anything is held: a configuration that cannot be used leaves nothing to release.
+    const mcp = await this.mcp.servers(workDir);
     const workspace = await this.workspaces.acquire(workDir);
     let lease;
     try {
@@ -324,8 +357,12 @@ export class RuntimeFactory {
       ...(this.options.subscriberBound === undefined
         ? {}
         : { subscriberBound: this.options.subscriberBound }),
-      runTask: ({ prompt, session, reporter, approvals, mode, signal }) =>
-        engine.run(prompt, {
+      runTask: async ({ prompt, session, reporter, approvals, mode, signal }) => {
+        // The model is told about the MCP tools from its first call: wait until each server is
+        // ready or has failed (within its start-up time). An abort ends the wait; the run then
+        // ends as canceled.
+        await mcp?.ready({ signal }).catch(() => undefined);
+        return engine.run(prompt, {
           session,
           reporter,
           signal,
@@ -336,7 +373,9 @@ export class RuntimeFactory {
             audit: workspace.value.audit,
             mode: mode ?? this.settings.approval,
           }),
-        }),
+          ...(mcp === undefined ? {} : { tools: mcp }),
+        });
+      },
       onReleased: () => {
         workspace.release();
         const current = this.hosts.get(key);

@@ -50,4 +50,5 @@ export {
   type FlagValues,
 } from './flags.js';
 export { resolveWorkDir } from './workdir.js';
+export { inspectMcpServers, type McpListing, type McpOptions } from './mcp.js';
 export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

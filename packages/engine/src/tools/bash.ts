@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import {
   ClawError,
   abortReason,
+  defaultMaxOutputBytes,
   defineTool,
   errnoCode,
   raceAbort,
@@ -69,7 +70,7 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
   spawnerReady.catch(() => undefined);
   const fences = options.fences ?? true;
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxOutputBytes = options.maxOutputBytes ?? 64 * 1024;
+  const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
   const killGraceMs = options.killGraceMs ?? 500;
   // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
   return defineTool({

@@ -1,0 +1,68 @@
+// claw-server with a workspace that has MCP servers: a skipped server is said on stderr, and
+// stopping the server stops every MCP server it started.
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, expect, it } from 'vitest';
+import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
+import { ServerProcess, killServers, serverEnv } from './process.js';
+
+const testServer = fileURLToPath(new URL('../../../packages/mcp/test/fixtures/test-server.mjs', import.meta.url));
+const folders: string[] = [];
+
+afterEach(async () => {
+  await cleanUpClients();
+  await killServers();
+  for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
+});
+
+async function folder(): Promise<string> {
+  const made = await mkdtemp(path.join(tmpdir(), 'claw-server-mcp-'));
+  folders.push(made);
+  return made;
+}
+
+/** Test servers running in `workDir` (their command line holds the fixture's path). */
+async function serversIn(workDir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(testServer) && (await readlink(`/proc/${entry}/cwd`).catch(() => '')) === workDir) {
+      pids.push(Number(entry));
+    }
+  }
+  return pids;
+}
+
+it('opening a session starts the workspace\'s MCP servers, warns about a broken one, and SIGTERM stops them all', async () => {
+  const cwd = await folder();
+  const workDir = await folder();
+  await mkdir(path.join(workDir, '.claw'));
+  await writeFile(path.join(workDir, '.claw', 'mcp.json'), JSON.stringify({
+    mcpServers: {
+      test: { command: process.execPath, args: [testServer, '--linger'] },
+      broken: { command: 'claw-no-such-mcp-server' },
+    },
+  }));
+  const portFile = path.join(cwd, 'ports.json');
+  const server = new ServerProcess(
+    ['--demo', '--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile],
+    { env: serverEnv(), cwd },
+  );
+  const ports = await server.ports(portFile);
+  const client = await WsClient.connect(ports.http);
+  await client.hello(server.token());
+  client.send({ type: 'open', session_id: 'with-mcp' });
+  await client.next('session_opened');
+  const deadline = Date.now() + 10_000;
+  while (!server.stderr.includes('MCP server "broken"') && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  expect(server.stderr).toContain(`mcp (${workDir}): MCP server "broken" could not be started (claw-no-such-mcp-server)`);
+  expect(await serversIn(workDir)).toHaveLength(1);
+  server.signal('SIGTERM');
+  expect(await server.exited).toBe(0);
+  expect(await serversIn(workDir)).toEqual([]);
+});
