@@ -42,6 +42,11 @@ export interface RuntimeFactoryOptions {
   provider?: Provider;
   /** Tools added to the built-in ones. */
   tools?: readonly Tool[];
+  /**
+   * Which built-in tools the model gets, by name (`read_file`, `write_file`, `edit_file`,
+   * `bash`). Default: all four. An unknown name is an error.
+   */
+  builtinTools?: readonly string[];
   /** Where spans go (e.g. `createFileTracing(...).tracer`); default: the global tracer provider. */
   tracer?: Tracer;
   /** Where sessions live. Default: on disk, under each workspace's `.claw/sessions/`. */
@@ -167,10 +172,7 @@ export class RuntimeFactory {
       const { settings } = this;
       return new Engine({
         provider: this.provider,
-        tools: [
-          ...builtinTools({ bash: { spawner: this.isolation() } }),
-          ...(this.options.tools ?? []),
-        ],
+        tools: [...chosenBuiltins(this.options.builtinTools, () => this.isolation()), ...(this.options.tools ?? [])],
         model: settings.model,
         maxTurns: settings.maxTurns,
         subagents: this.options.subagents ?? true,
@@ -408,4 +410,29 @@ function createOpenAIProvider(settings: Settings): Provider {
       firstTokenTimeoutMs: settings.firstTokenTimeoutMs,
     },
   );
+}
+
+/**
+ * The built-in tools named in `names` (all of them when undefined), in their usual order. The
+ * isolation probe is started only when bash is among them.
+ *
+ * @throws ClawUserError `unknown_builtin_tool` naming the ones there are.
+ */
+function chosenBuiltins(
+  names: readonly string[] | undefined,
+  spawner: () => Promise<CommandSpawner>,
+): Tool[] {
+  const wantsBash = names === undefined || names.includes('bash');
+  const all = builtinTools(wantsBash ? { bash: { spawner: spawner() } } : {});
+  if (names === undefined) return all;
+  const known = all.map((tool) => tool.definition.name);
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length > 0) {
+    throw new ClawUserError(
+      `unknown built-in tool ${unknown.map((name) => JSON.stringify(name)).join(', ')}: the ` +
+      `built-in tools are ${known.join(', ')}`,
+      { code: 'unknown_builtin_tool' },
+    );
+  }
+  return all.filter((tool) => names.includes(tool.definition.name));
 }

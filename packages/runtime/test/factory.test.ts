@@ -75,6 +75,32 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     expect(runtime.session.history()).toHaveLength(4);
   });
 
+  it('offers only the built-in tools it is told to (builtinTools), and names the known ones for an unknown one', async () => {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: 'b', name: 'bash', arguments: JSON.stringify({ command: 'echo hi' }) }] },
+      { text: 'done' },
+    ]);
+    factory = new RuntimeFactory({
+      settings: settings(),
+      provider,
+      builtinTools: ['read_file', 'edit_file'],
+      subagents: false,
+    });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
+    expect((await runtime.start('go').wait()).status).toBe('completed');
+    expect(provider.calls[0]?.request.tools?.map((tool) => tool.name)).toEqual(['read_file', 'edit_file']);
+    expect(runtime.session.history()[2]).toMatchObject({ role: 'tool', toolCallId: 'b', isError: true });
+    expect(runtime.session.history()[2]?.content).toContain('unknown tool "bash"');
+    await factory.close();
+
+    factory = new RuntimeFactory({ settings: settings(), provider, builtinTools: ['read_file', 'grep'] });
+    const error = await factory.createRuntime({ workDir }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'unknown_builtin_tool' });
+    expect((error as Error).message).toBe(
+      'unknown built-in tool "grep": the built-in tools are read_file, write_file, edit_file, bash',
+    );
+  });
+
   it('file tools are judged while the isolation probe still runs; only bash waits for it', async () => {
     let probed!: (spawner: CommandSpawner) => void;
     const probe = new Promise<CommandSpawner>((resolve) => {
