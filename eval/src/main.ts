@@ -1,22 +1,35 @@
 #!/usr/bin/env node
-// The evaluation app. Its cases arrive with the eval issue; until then this
-// entry point only answers --version and --help, and says so instead of pretending to work.
+// claw-eval: the built app's entry point. The cases are built next to it (dist/cases/), the
+// committed baseline sits in eval/baselines/.
+import { fileURLToPath } from 'node:url';
 import packageJson from '../package.json' with { type: 'json' };
+import { main } from './cli.js';
 
-const usage = `claw-eval ${packageJson.version} — scripted evaluation of the claw engine
+const controller = new AbortController();
+let interrupted = false;
+const onSignal = (): void => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  controller.abort(new Error('claw-eval was interrupted'));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 
-Usage:
-  claw-eval --version     print the version
-  claw-eval --help        print this help
-
-The evaluation cases are not built yet.`;
-
-const [first] = process.argv.slice(2);
-if (first === '--version' || first === '-v') {
-  console.log(packageJson.version);
-} else if (first === '--help' || first === '-h') {
-  console.log(usage);
-} else {
-  console.error(`${usage}\n\nclaw-eval: nothing to run yet; see --help.`);
-  process.exitCode = 2;
-}
+const status = await main(
+  process.argv.slice(2),
+  {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+    cwd: process.cwd(),
+    signal: controller.signal,
+  },
+  {
+    version: packageJson.version,
+    casesDir: fileURLToPath(new URL('./cases/', import.meta.url)),
+    baselineFile: fileURLToPath(new URL('../baselines/scripted.json', import.meta.url)),
+  },
+);
+process.off('SIGINT', onSignal);
+process.off('SIGTERM', onSignal);
+process.exitCode = status;

@@ -50,6 +50,11 @@ export interface ScriptedProviderOptions {
   then?: ScriptedStep;
   /** Keep a copy of every request in `calls` (default true; off for a long-lived model). */
   record?: boolean;
+  /**
+   * Waits `delayMs` and `chunkDelayMs`; must reject with the signal's reason when it aborts.
+   * Default: a timer (`sleep` of @claw/core). Injected to time the waits or to control time.
+   */
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
 }
 
 /**
@@ -64,6 +69,7 @@ export class ScriptedProvider implements Provider {
   private readonly steps: ScriptedStep[];
   private readonly then: ScriptedStep | undefined;
   private readonly record: boolean;
+  private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   private callCount = 0;
 
   constructor(steps: ScriptedStep[], options: ScriptedProviderOptions = {}) {
@@ -71,6 +77,7 @@ export class ScriptedProvider implements Provider {
     this.name = options.name ?? 'scripted';
     this.then = options.then;
     this.record = options.record ?? true;
+    this.sleep = options.sleep ?? sleep;
     if (options.streaming !== false) {
       this.stream = (request, callOptions) => this.streamReply(request, callOptions ?? {});
     }
@@ -83,7 +90,7 @@ export class ScriptedProvider implements Provider {
 
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const [reply, callIndex] = await this.next('generate', request, options.signal);
-    if (reply.delayMs !== undefined) await sleep(reply.delayMs, options.signal);
+    if (reply.delayMs !== undefined) await this.sleep(reply.delayMs, options.signal);
     if (reply.error !== undefined) throw reply.error;
     return toResponse(reply, callIndex);
   }
@@ -94,7 +101,7 @@ export class ScriptedProvider implements Provider {
   ): AsyncGenerator<StreamEvent> {
     const { signal } = options;
     const [reply, callIndex] = await this.next('stream', request, signal);
-    if (reply.delayMs !== undefined) await sleep(reply.delayMs, signal);
+    if (reply.delayMs !== undefined) await this.sleep(reply.delayMs, signal);
     const response = toResponse(reply, callIndex);
     const events: StreamEvent[] = [];
     for (const delta of reply.textChunks ?? (reply.text ? [reply.text] : [])) {
@@ -112,7 +119,9 @@ export class ScriptedProvider implements Provider {
     events.push({ type: 'completed', response });
     for (const [count, event] of events.entries()) {
       if (reply.error !== undefined && count === (reply.failAfterEvents ?? 0)) throw reply.error;
-      if (count > 0 && reply.chunkDelayMs !== undefined) await sleep(reply.chunkDelayMs, signal);
+      if (count > 0 && reply.chunkDelayMs !== undefined) {
+        await this.sleep(reply.chunkDelayMs, signal);
+      }
       throwIfAborted(signal);
       yield event;
     }

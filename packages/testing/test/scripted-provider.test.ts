@@ -94,6 +94,27 @@ describe('ScriptedProvider', () => {
     expect(events).toHaveLength(1);
   });
 
+  it('waits through an injected sleep: the delay before the reply and between stream events, with the signal', async () => {
+    const waits: Array<{ ms: number; signal: AbortSignal | undefined }> = [];
+    const provider = new ScriptedProvider(
+      [{ text: 'done', delayMs: 40 }, { textChunks: ['a', 'b', 'c'], delayMs: 7, chunkDelayMs: 3 }],
+      {
+        sleep: async (ms, signal) => {
+          waits.push({ ms, signal });
+        },
+      },
+    );
+    const controller = new AbortController();
+    await provider.generate(request, { signal: controller.signal });
+    expect(waits).toEqual([{ ms: 40, signal: controller.signal }]);
+    waits.length = 0;
+    const events = await collect(streamOf(provider, { signal: controller.signal }));
+    // 3 text deltas and the completed event: the delay first, then a gap before each later event.
+    expect(events).toHaveLength(4);
+    expect(waits.map((wait) => wait.ms)).toEqual([7, 3, 3, 3]);
+    expect(waits.every((wait) => wait.signal === controller.signal)).toBe(true);
+  });
+
   it('fails a stream after the scripted number of events', async () => {
     const failure = new Error('connection reset');
     const provider = new ScriptedProvider([{ textChunks: ['a', 'b', 'c'], error: failure, failAfterEvents: 2 }]);

@@ -1,0 +1,389 @@
+import type { ApprovalDecision, Message, RiskLevel } from '@claw/core';
+import type { RunStatus } from '@claw/engine';
+import { z } from 'zod';
+import { EvalError } from './errors.js';
+import { roundSchema, type Round } from './script.js';
+
+/** The scorers, in the order their results are listed. */
+export const scorerNames = [
+  'script',
+  'state',
+  'trajectory',
+  'boundary',
+  'pairing',
+  'budget',
+  'trace',
+] as const;
+export type ScorerName = (typeof scorerNames)[number];
+
+/** A tool the case adds for the run: it waits `delayMs` (honouring the abort) and answers. */
+export interface ScriptedToolSpec {
+  name: string;
+  description?: string;
+  /** Default `safe` (no approval). */
+  risk?: RiskLevel;
+  /** How long one call takes, in milliseconds: fixed, or from the call's arguments. */
+  delayMs?: number | ((args: Record<string, unknown>) => number);
+  /** What the call returns. Default `ok`. */
+  result?: string | ((args: Record<string, unknown>) => string);
+}
+
+/** How the approval handler answers a call the policy asks about. */
+export interface ApprovalRule {
+  tool: string;
+  /** Only calls whose `path` argument is this. */
+  path?: string;
+  decision: ApprovalDecision;
+}
+
+export interface ApprovalSpec {
+  /** Default `allow_once`. */
+  default?: ApprovalDecision;
+  /** The first rule that matches a call decides it. */
+  rules?: ApprovalRule[];
+}
+
+/** Run limits of the case, as the runtime's settings name them (BUD-*). */
+export interface CaseBudgets {
+  maxTurns?: number;
+  maxSessionTokens?: number;
+  maxRunTokens?: number;
+  maxSubagents?: number;
+  toolTimeBudgetMs?: number;
+  maxSessionCostUsd?: number;
+  maxRunCostUsd?: number;
+}
+
+/**
+ * How the script reaches the engine. `in-process`: a scripted provider handed to the factory.
+ * `openai-http`: the script is served by a fake OpenAI-compatible server on 127.0.0.1 and read by
+ * the real OpenAI provider wrapped in the real retrying provider, as claw runs with a real model
+ * (timeouts and retries included; backoff waits are skipped, and a hanging round makes its
+ * first-token timer fire at once).
+ */
+export interface ModelSpec {
+  transport?: 'in-process' | 'openai-http';
+  /** Retries after the first attempt (openai-http). Default 2. */
+  retries?: number;
+  /** Default 15 000 (the runtime's). */
+  firstTokenTimeoutMs?: number;
+  /** Default 60 000 (the runtime's). */
+  callTimeoutMs?: number;
+}
+
+/** When the harness cancels the task. */
+export type CancelPoint =
+  /** As soon as a scripted tool (or the named one) starts executing. */
+  | { when: 'tool_started'; tool?: string }
+  /** As soon as model call `call` (1-based) starts. */
+  | { when: 'model_call'; call: number }
+  /** While the approval handler is asked about a call. */
+  | { when: 'approval' };
+
+/** A stored session the run starts from (e.g. one left by a crash). */
+export interface SessionSeed {
+  history: Message[];
+  /** Ids of tool calls the tool journal records as started (SES-8). */
+  started?: string[];
+}
+
+/**
+ * Faults the harness injects: the canary cases use them to prove a scorer can fail, and the tests
+ * use them to seed regressions into a run of the real engine.
+ */
+export interface HarnessFaults {
+  /** The run token budget is raised by the first reply's tokens: one more call gets through. */
+  budgetLeak?: boolean;
+  /** Every synthetic "tool call canceled" Observation of the first canceled call is lost. */
+  dropCanceledObservation?: boolean;
+  /** Scripted tools run one at a time, as in a serial tool wave. */
+  serialTools?: boolean;
+  /** Each reply reports one prompt token more than the script says. */
+  misreportUsage?: boolean;
+  /** Model call `n` (1-based) fails with a provider error instead of replying. */
+  failModelCall?: number;
+}
+
+export interface FileExpectation {
+  equals?: string;
+  /** Text (or texts) the file must contain. */
+  contains?: string | string[];
+  /** The file must not exist after the run (negative: needs evidence). */
+  absent?: true;
+  /** The file must be as it was before the run (negative: needs evidence). */
+  unchanged?: true;
+}
+
+export interface TrajectoryExpectation {
+  /** Exactly these tool calls, in this order. */
+  strict?: string[];
+  /** These tool calls in this order, others allowed in between. */
+  inOrder?: string[];
+  /** Exactly these tool calls, in any order. */
+  unordered?: string[];
+  /** At least these tool calls, in any order. */
+  subset?: string[];
+  /** None of these tools is called (negative: needs evidence). */
+  forbidden?: string[];
+  /** How often each named tool is called. */
+  counts?: Record<string, number>;
+}
+
+export interface Expectations {
+  outcome?: {
+    status?: RunStatus;
+    errorCode?: string;
+    finalText?: string;
+    finalTextContains?: string;
+  };
+  /** Workspace files, by path relative to the workspace. */
+  files?: Record<string, FileExpectation>;
+  /** Observations of this run's tool calls: `call` is the n-th call of the run (1-based). */
+  observations?: Array<{ call: number; error?: boolean; contains?: string }>;
+  trajectory?: TrajectoryExpectation;
+  /** Calls that must have been refused, changing nothing; the audit log must say so. */
+  boundary?: {
+    denied: Array<{ tool: string; path?: string; decision?: 'deny' | 'policy_deny' | 'mode_deny' }>;
+    /** How many times the approval handler was asked. */
+    asked?: number;
+  };
+  pairing?: {
+    /** How many Observations say "tool call canceled". */
+    canceled?: number;
+    /** How many Observations were inserted by the repair of an interrupted run (SES-7). */
+    repaired?: number;
+    /** The first model request of the run already has every tool call paired. */
+    firstRequestPaired?: boolean;
+  };
+  budget?: {
+    /** The error code the run stopped with. */
+    stop?: string;
+    /** Exactly this many model calls (replies), subagents' included. */
+    modelCalls?: number;
+    /** The session's token totals equal the script's usage (subagents' included). */
+    sessionTokensFromScript?: boolean;
+  };
+  trace?: {
+    /** Each Thinking span's ttfb_ms reproduces the round's scripted ttfb. */
+    ttfbFromScript?: boolean;
+    /** Each tool wave's wall time is about its slowest tool, not the sum. */
+    waveWall?: 'slowest';
+    /** How many model attempts failed and were retried. */
+    retries?: number;
+    /** How many subagent runs (RunSub spans) there were. */
+    subagentRuns?: number;
+  };
+}
+
+export interface EvalCaseInput {
+  /** Lower-case letters, digits and dashes; unique in the suite. */
+  id: string;
+  /** One sentence: what the case proves. */
+  title: string;
+  tags?: string[];
+  /** Workspace files before the run, by relative path. */
+  files?: Record<string, string>;
+  /** Files in a folder next to the workspace, which no run may change. */
+  outside?: Record<string, string>;
+  prompt: string;
+  script: Round[];
+  tools?: ScriptedToolSpec[];
+  approval?: ApprovalSpec;
+  budgets?: CaseBudgets;
+  model?: ModelSpec;
+  cancel?: CancelPoint;
+  session?: SessionSeed;
+  /** Offer `spawn_subagent`. Default false. */
+  subagents?: boolean;
+  faults?: HarnessFaults;
+  /**
+   * A canary: a case built to make this scorer fail. It passes only when that scorer fails, so a
+   * scorer that would pass anything fails the suite.
+   */
+  canary?: ScorerName;
+  /** Also run against a real model (`claw-eval real`). Default true. */
+  real?: boolean;
+  expect: Expectations;
+}
+
+/** A case as the harness runs it (validated, tags filled in). */
+export interface EvalCase extends EvalCaseInput {
+  readonly kind: 'claw-eval-case';
+  tags: string[];
+}
+
+const functionOr = <T extends z.ZodType>(schema: T) =>
+  z.union([schema, z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function')]);
+
+const decisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
+
+const messageSchema = z.custom<Message>(
+  (value) => typeof value === 'object' && value !== null && 'role' in value,
+);
+
+const caseSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'use lower-case letters, digits and dashes'),
+    title: z.string().min(1),
+    tags: z.array(z.string().min(1)).optional(),
+    files: z.record(z.string(), z.string()).optional(),
+    outside: z.record(z.string(), z.string()).optional(),
+    prompt: z.string().min(1),
+    script: z.array(roundSchema),
+    tools: z
+      .array(
+        z.object({
+          name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/),
+          description: z.string().optional(),
+          risk: z.enum(['safe', 'mutating', 'dangerous']).optional(),
+          delayMs: functionOr(z.number().min(0)).optional(),
+          result: functionOr(z.string()).optional(),
+        }),
+      )
+      .optional(),
+    approval: z
+      .object({
+        default: decisionSchema.optional(),
+        rules: z
+          .array(
+            z.object({ tool: z.string(), path: z.string().optional(), decision: decisionSchema }),
+          )
+          .optional(),
+      })
+      .optional(),
+    budgets: z
+      .object({
+        maxTurns: z.number().int().min(1).optional(),
+        maxSessionTokens: z.number().int().optional(),
+        maxRunTokens: z.number().int().optional(),
+        maxSubagents: z.number().int().optional(),
+        toolTimeBudgetMs: z.number().optional(),
+        maxSessionCostUsd: z.number().optional(),
+        maxRunCostUsd: z.number().optional(),
+      })
+      .strict()
+      .optional(),
+    model: z
+      .object({
+        transport: z.enum(['in-process', 'openai-http']).optional(),
+        retries: z.number().int().min(0).optional(),
+        firstTokenTimeoutMs: z.number().int().min(1).optional(),
+        callTimeoutMs: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    cancel: z
+      .discriminatedUnion('when', [
+        z.object({ when: z.literal('tool_started'), tool: z.string().optional() }),
+        z.object({ when: z.literal('model_call'), call: z.number().int().min(1) }),
+        z.object({ when: z.literal('approval') }),
+      ])
+      .optional(),
+    session: z
+      .object({ history: z.array(messageSchema), started: z.array(z.string()).optional() })
+      .optional(),
+    subagents: z.boolean().optional(),
+    faults: z
+      .object({
+        budgetLeak: z.boolean().optional(),
+        dropCanceledObservation: z.boolean().optional(),
+        serialTools: z.boolean().optional(),
+        misreportUsage: z.boolean().optional(),
+        failModelCall: z.number().int().min(1).optional(),
+      })
+      .strict()
+      .optional(),
+    canary: z.enum(scorerNames).optional(),
+    real: z.boolean().optional(),
+    expect: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+
+/**
+ * The positive assertions of a set of expectations: what the run must have done, as opposed to
+ * what it must not have done (those need evidence that the run got that far, EVAL-3).
+ */
+export function positiveAssertions(expect: Expectations): string[] {
+  const found: string[] = [];
+  const { outcome, files, trajectory, boundary, pairing, budget, trace } = expect;
+  if (outcome !== undefined && Object.values(outcome).some((value) => value !== undefined)) {
+    found.push('outcome');
+  }
+  for (const [file, expectation] of Object.entries(files ?? {})) {
+    if (expectation.equals !== undefined || expectation.contains !== undefined) {
+      found.push(`file ${file}`);
+    }
+  }
+  for (const observation of expect.observations ?? []) found.push(`observation ${observation.call}`);
+  for (const key of ['strict', 'inOrder', 'unordered', 'subset', 'counts'] as const) {
+    if (trajectory?.[key] !== undefined) found.push(`trajectory.${key}`);
+  }
+  if ((boundary?.denied.length ?? 0) > 0) found.push('boundary.denied');
+  if (boundary?.asked !== undefined) found.push('boundary.asked');
+  for (const [key, value] of Object.entries(pairing ?? {})) {
+    if (value !== undefined) found.push(`pairing.${key}`);
+  }
+  for (const [key, value] of Object.entries(budget ?? {})) {
+    if (value !== undefined) found.push(`budget.${key}`);
+  }
+  for (const [key, value] of Object.entries(trace ?? {})) {
+    if (value !== undefined) found.push(`trace.${key}`);
+  }
+  return found;
+}
+
+const knownExpectations = new Set([
+  'outcome', 'files', 'observations', 'trajectory', 'boundary', 'pairing', 'budget', 'trace',
+]);
+
+/**
+ * Defines one evaluation case (EVAL-5): put one `export default defineCase({...})` in a file of
+ * `eval/cases/`. Checks the case at once, so a broken case fails when the suite loads, not by
+ * passing quietly.
+ *
+ * @throws EvalError `case_invalid` when a field is wrong, an expectation is unknown, or the case
+ *   has no positive assertion (a case must check something the run did, not only what it did not).
+ */
+export function defineCase(input: EvalCaseInput): EvalCase {
+  const parsed = caseSchema.safeParse(input);
+  const where = typeof input?.id === 'string' ? `case "${input.id}"` : 'a case';
+  if (!parsed.success) {
+    throw new EvalError(`${where} is invalid: ${z.prettifyError(parsed.error)}`, {
+      code: 'case_invalid',
+    });
+  }
+  for (const key of Object.keys(input.expect)) {
+    if (!knownExpectations.has(key)) {
+      throw new EvalError(
+        `${where} has an unknown expectation "${key}"; use ${[...knownExpectations].join(', ')}`,
+        { code: 'case_invalid' },
+      );
+    }
+  }
+  if (positiveAssertions(input.expect).length === 0) {
+    throw new EvalError(
+      `${where} has no positive assertion: a case must check something the run did (outcome, ` +
+      'file equals/contains, trajectory, boundary.denied, pairing, budget or trace), not only ' +
+      'what it did not do',
+      { code: 'case_invalid' },
+    );
+  }
+  const transport = input.model?.transport ?? 'in-process';
+  if (transport === 'in-process' && input.script.some((round) => round.fault !== undefined)) {
+    throw new EvalError(
+      `${where} scripts a failed attempt (fault) on the in-process transport, which has no ` +
+      'retries: use model: { transport: "openai-http" }',
+      { code: 'case_invalid' },
+    );
+  }
+  return Object.freeze({ ...input, kind: 'claw-eval-case' as const, tags: input.tags ?? [] });
+}
+
+/** True when `value` is a case made by `defineCase`. */
+export function isEvalCase(value: unknown): value is EvalCase {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { kind?: unknown }).kind === 'claw-eval-case'
+  );
+}

@@ -1,0 +1,460 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { staticHandler, type ApprovalHandler, type AuditEntry } from '@claw/approval';
+import {
+  ClawError,
+  abortReason,
+  emptyUsage,
+  errorMessage,
+  type ApprovalDecision,
+  type Message,
+  type Provider,
+  type Reporter,
+} from '@claw/core';
+import {
+  RuntimeFactory,
+  WorkspaceSessions,
+  defaultSettings,
+  type Runtime,
+  type SessionSource,
+  type Settings,
+  type Task,
+} from '@claw/runtime';
+import { plainCommandSpawner } from '@claw/sandbox';
+import { FileSessionManager } from '@claw/session-store';
+import { canceledObservationText } from '@claw/engine';
+import { context, trace } from '@opentelemetry/api';
+import type { ApprovalSpec, EvalCase, HarnessFaults, SessionSeed } from './case.js';
+import { EvalError } from './errors.js';
+import { createScriptedModel, type ScriptedModel } from './model.js';
+import type { ApprovalRecord, RunRecord, TimelineEvent } from './run-record.js';
+import { fillRound, parseArguments, type Round } from './script.js';
+import { scriptedTools } from './scripted-tools.js';
+import { InMemoryTracing, ensureContextPropagation, evalSpanName } from './tracing.js';
+import {
+  makeRunFolders,
+  removeRunFolders,
+  snapshot,
+  writeFiles,
+  type RunFolders,
+} from './workspace.js';
+
+/** The session every case runs in. */
+export const evalSessionId = 'eval';
+
+/** The model name scripted runs ask for. */
+export const scriptedModelName = 'claw-eval-script';
+
+export interface RunCaseOptions {
+  /** 0-based repeat (or trial) number. Default 0. */
+  sample?: number;
+  /**
+   * `scripted` (default): the case's script is the model. `real`: the settings' model (or
+   * `provider`) answers instead, and the script is not used.
+   */
+  mode?: 'scripted' | 'real';
+  /** Real mode: the resolved settings (API key, base URL, model). */
+  settings?: Settings;
+  /** Real mode: a provider to use instead of the one the settings describe (record mode). */
+  provider?: Provider;
+  /** Faults added to the case's own (seeded regressions, in tests). */
+  faults?: HarnessFaults;
+  /** Keep the run's temporary folders (for debugging). Default false. */
+  keepFolders?: boolean;
+  /** Aborting cancels the run and ends the case as an infrastructure error. */
+  signal?: AbortSignal;
+  /**
+   * How long a run may take before the harness cancels it (a run that does not end fails the
+   * case). Default 30 000 ms; 600 000 ms in real mode.
+   */
+  timeoutMs?: number;
+}
+
+/** How long a scripted run may take by default before the harness cancels it. */
+export const defaultRunTimeoutMs = 30_000;
+
+/** The same for a run against a real model, which may think for minutes. */
+export const defaultRealRunTimeoutMs = 600_000;
+
+/** How long a canceled run may take to stop before the harness gives up on it. */
+const stopGraceMs = 5_000;
+
+/**
+ * The task's result; past `limitMs` the task is canceled (`onLimit` is told) and waited for a
+ * little longer.
+ *
+ * @throws EvalError `harness_failed` when the task does not stop even then.
+ */
+async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<'limit'>((resolve) => {
+    timer = setTimeout(() => resolve('limit'), limitMs);
+  });
+  try {
+    const first = await Promise.race([task.wait(), limit]);
+    if (first !== 'limit') return first;
+    onLimit();
+    task.cancel(new ClawError(`claw-eval canceled the run after ${limitMs} ms`, { code: 'eval_timeout' }));
+    const grace = new Promise<'stuck'>((resolve) => {
+      timer = setTimeout(() => resolve('stuck'), stopGraceMs);
+    });
+    const stopped = await Promise.race([task.wait(), grace]);
+    if (stopped === 'stuck') {
+      throw new EvalError(
+        `the run did not end within ${limitMs} ms and did not stop within ${stopGraceMs} ms of ` +
+        'being canceled; its workspace and processes may be left behind',
+        { code: 'harness_failed' },
+      );
+    }
+    return stopped;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs one case once through the real runtime (EVAL-2): a temporary workspace with the case's
+ * files (and a folder beside it that nothing may change), the `RuntimeFactory` with the scripted
+ * model as its provider, the case's tools, budgets and approval answers, spans into memory under
+ * an "Eval" span; then collects what the scorers need. Never throws: a failure of the harness
+ * itself is recorded as `infraError` (an infrastructure error, never a pass).
+ */
+export async function runCase(
+  evalCase: EvalCase,
+  options: RunCaseOptions = {},
+): Promise<RunRecord> {
+  const origin = performance.now();
+  const now = (): number => performance.now() - origin;
+  const mode = options.mode ?? 'scripted';
+  const timeoutMs = options.timeoutMs ?? (mode === 'real' ? defaultRealRunTimeoutMs : defaultRunTimeoutMs);
+  const faults: HarnessFaults = { ...evalCase.faults, ...options.faults };
+  const record: RunRecord = {
+    caseId: evalCase.id,
+    sample: options.sample ?? 0,
+    mode,
+    status: 'not_run',
+    finalText: '',
+    seededMessages: 0,
+    history: [],
+    sessionUsage: { ...emptyUsage },
+    files: { before: {}, after: {} },
+    outside: { before: {}, after: {} },
+    audit: [],
+    approvals: [],
+    modelCalls: [],
+    unusedRounds: [],
+    retryWaits: [],
+    toolExecutions: [],
+    spans: [],
+    timeline: [],
+    script: [],
+    wallMs: 0,
+  };
+  let folders: RunFolders | undefined;
+  let model: ScriptedModel | undefined;
+  let factory: RuntimeFactory | undefined;
+  let runtime: Runtime | undefined;
+  const tracing = new InMemoryTracing();
+  try {
+    options.signal?.throwIfAborted();
+    ensureContextPropagation();
+    folders = await makeRunFolders(evalCase.id);
+    record.folders = { ...folders };
+    const places = { workspace: folders.workspace, outside: folders.outside };
+    await writeFiles(folders.workspace, evalCase.files ?? {});
+    await writeFiles(folders.outside, evalCase.outside ?? {});
+    if (evalCase.session !== undefined) {
+      await seedSession(folders.workspace, evalCase.session);
+    }
+    record.files.before = await snapshot(folders.workspace, ['.claw']);
+    record.outside.before = await snapshot(folders.root, ['workspace']);
+    const rounds: Round[] = evalCase.script.map((round) => fillRound(round, places));
+    record.script = rounds;
+
+    let task: Task | undefined;
+    let cancelRequested = false;
+    const cancelNow = (): void => {
+      if (cancelRequested) return;
+      cancelRequested = true;
+      record.canceledAt = now();
+      task?.cancel(new ClawError('claw-eval canceled the task at the case\'s cancel point', {
+        code: 'eval_cancel',
+      }));
+    };
+    const cancel = evalCase.cancel;
+
+    const settings = runSettings(evalCase, options, mode);
+    if (mode === 'scripted') {
+      model = await createScriptedModel({
+        rounds,
+        ...(evalCase.model === undefined ? {} : { model: evalCase.model }),
+        faults,
+        now,
+        modelName: settings.model,
+        onCall: (attempt) => {
+          if (cancel?.when === 'model_call' && cancel.call === attempt) cancelNow();
+        },
+      });
+      if (faults.budgetLeak === true) settings.maxRunTokens = leakyRunBudget(settings, rounds);
+    }
+    const tools = scriptedTools({
+      specs: evalCase.tools ?? [],
+      now,
+      serial: faults.serialTools === true,
+      onStart: (name) => {
+        if (cancel?.when === 'tool_started' && (cancel.tool === undefined || cancel.tool === name)) {
+          cancelNow();
+        }
+      },
+    });
+    record.toolExecutions = tools.executions;
+    const sessions: SessionSource | undefined = faults.dropCanceledObservation === true
+      ? new DroppingSessions(new WorkspaceSessions())
+      : undefined;
+    const provider = model?.provider ?? options.provider;
+    factory = new RuntimeFactory({
+      settings,
+      env: {},
+      ...(provider === undefined ? {} : { provider }),
+      tracer: tracing.tracer,
+      // EVAL-2: the file tools and the case's own, no bash, no MCP.
+      builtinTools: ['read_file', 'write_file', 'edit_file'],
+      mcp: { enabled: false },
+      tools: tools.tools,
+      subagents: evalCase.subagents ?? false,
+      spawner: plainCommandSpawner(),
+      ...(sessions === undefined ? {} : { sessions }),
+    });
+    const handler = approvalHandler(evalCase.approval, record.approvals, now, () => {
+      if (cancel?.when === 'approval') {
+        cancelNow();
+        return true;
+      }
+      return false;
+    });
+    runtime = await factory.createRuntime({
+      workDir: folders.workspace,
+      sessionId: evalSessionId,
+      approvalHandler: handler,
+    });
+    record.seededMessages = runtime.session.history().length;
+
+    const evalSpan = tracing.tracer.startSpan(evalSpanName, {
+      attributes: {
+        'claw.eval.case': evalCase.id,
+        'claw.eval.sample': record.sample,
+        'claw.eval.mode': mode,
+      },
+    });
+    const reporter = timelineReporter(record.timeline, now);
+    const onAbort = (): void => {
+      task?.cancel(abortReason(options.signal as AbortSignal));
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let result;
+    try {
+      task = context.with(trace.setSpan(context.active(), evalSpan), () =>
+        (runtime as Runtime).start(evalCase.prompt, reporter),
+      );
+      if (cancelRequested) task.cancel(new Error('claw-eval canceled the task at its cancel point'));
+      result = await waitWithLimit(task, timeoutMs, () => {
+        record.timedOut = true;
+      });
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      evalSpan.end();
+    }
+    options.signal?.throwIfAborted();
+    record.status = result.status;
+    record.finalText = result.finalText;
+    if (result.error !== undefined) {
+      record.errorCode = result.error.code;
+      record.errorMessage = result.error.message;
+    }
+    record.history = structuredClone([...runtime.session.history()]);
+    record.sessionUsage = runtime.session.usage();
+    await runtime.close();
+    runtime = undefined;
+    await factory.close();
+    factory = undefined;
+    record.audit = await readAudit(folders.workspace);
+    record.files.after = await snapshot(folders.workspace, ['.claw']);
+    record.outside.after = await snapshot(folders.root, ['workspace']);
+  } catch (error) {
+    record.infraError = `${errorMessage(error)}${error instanceof Error && error.stack !== undefined ? `\n${error.stack.split('\n').slice(1, 6).join('\n')}` : ''}`;
+  } finally {
+    await runtime?.close().catch(() => undefined);
+    await factory?.close().catch(() => undefined);
+    if (model !== undefined) {
+      record.modelCalls = model.calls;
+      record.unusedRounds = model.unusedRounds();
+      record.retryWaits = [...model.retryWaits];
+      await model.close().catch(() => undefined);
+    }
+    record.spans = tracing.spans(origin);
+    await tracing.shutdown().catch(() => undefined);
+    if (folders !== undefined && options.keepFolders !== true) {
+      await removeRunFolders(folders).catch(() => undefined);
+    }
+    record.wallMs = now();
+  }
+  return record;
+}
+
+/** The runtime settings of one run: the case's budgets over the runtime's defaults. */
+function runSettings(evalCase: EvalCase, options: RunCaseOptions, mode: 'scripted' | 'real'): Settings {
+  const base: Settings = mode === 'real' && options.settings !== undefined
+    ? options.settings
+    : {
+        ...defaultSettings,
+        apiKey: undefined,
+        baseUrl: undefined,
+        model: scriptedModelName,
+        approval: 'ask',
+        sandbox: { isolation: 'off', allowNetwork: false },
+      };
+  return {
+    ...base,
+    // The handler answers for the case: every call the policy asks about reaches it.
+    approval: 'ask',
+    ...(evalCase.model?.firstTokenTimeoutMs === undefined
+      ? {}
+      : { firstTokenTimeoutMs: evalCase.model.firstTokenTimeoutMs }),
+    ...evalCase.budgets,
+  };
+}
+
+/** Seeded fault: the run budget admits one more model call (the first reply's tokens more). */
+function leakyRunBudget(settings: Settings, rounds: readonly Round[]): number {
+  const first = rounds.find((round) => round.fault === undefined);
+  const tokens = (first?.usage?.promptTokens ?? 0) + (first?.usage?.completionTokens ?? 0);
+  return settings.maxRunTokens > 0 ? settings.maxRunTokens + tokens : settings.maxRunTokens;
+}
+
+/** Writes the seeded session through the session store, as a crashed run would have left it. */
+async function seedSession(workDir: string, seed: SessionSeed): Promise<void> {
+  const manager = new FileSessionManager({ workDir });
+  try {
+    const lease = await manager.open(evalSessionId, { workDir });
+    try {
+      const session = lease.session;
+      if (seed.history.length > 0) await session.append(...structuredClone(seed.history));
+      const calls = seed.history.flatMap((message) =>
+        message.role === 'assistant' ? message.toolCalls ?? [] : [],
+      );
+      for (const id of seed.started ?? []) {
+        const call = calls.find((candidate) => candidate.id === id);
+        if (call !== undefined) await session.toolStarted(call);
+      }
+      await session.flush();
+    } finally {
+      await lease.release();
+    }
+  } finally {
+    await manager.close();
+  }
+}
+
+/**
+ * The case's approval answers (EVAL-2): `allow_once` unless a rule or the default says otherwise.
+ * `onAsked` returning true means the harness canceled the task here: the handler then waits for
+ * the abort, as a person who never answers would.
+ */
+function approvalHandler(
+  spec: ApprovalSpec | undefined,
+  approvals: ApprovalRecord[],
+  now: () => number,
+  onAsked: () => boolean,
+): ApprovalHandler {
+  return {
+    async approve(prompt, signal) {
+      if (onAsked()) {
+        approvals.push({ toolName: prompt.toolName, arguments: prompt.arguments, decision: 'canceled', at: now() });
+        await new Promise<never>((_, reject) => {
+          if (signal.aborted) reject(abortReason(signal));
+          else signal.addEventListener('abort', () => reject(abortReason(signal)), { once: true });
+        });
+      }
+      const args = parseArguments(prompt.arguments);
+      const rule = spec?.rules?.find(
+        (candidate) =>
+          candidate.tool === prompt.toolName &&
+          (candidate.path === undefined || candidate.path === args.path),
+      );
+      const decision: ApprovalDecision = rule?.decision ?? spec?.default ?? 'allow_once';
+      const { toolName, arguments: text } = prompt;
+      approvals.push({ toolName, arguments: text, decision, at: now() });
+      return staticHandler(decision).approve(prompt, signal);
+    },
+  };
+}
+
+function timelineReporter(timeline: TimelineEvent[], now: () => number): Reporter {
+  const push = (event: Omit<TimelineEvent, 'at'>): void => {
+    timeline.push({ at: now(), ...event });
+  };
+  return {
+    onThinking: ({ turn }) => push({ type: 'thinking', detail: `model call ${turn}` }),
+    onTextCompleted: (text) => push({ type: 'text', detail: text }),
+    onToolCall: (call) =>
+      push({ type: 'tool_call', detail: `${call.name} ${call.arguments}`, toolCallId: call.id }),
+    onToolResult: (result) =>
+      push({
+        type: 'tool_result',
+        detail: result.content,
+        toolCallId: result.toolCallId,
+        isError: result.isError,
+      }),
+    onUsage: (report) =>
+      push({
+        type: 'usage',
+        detail: `+${report.call.promptTokens} prompt, +${report.call.completionTokens} completion tokens`,
+      }),
+  };
+}
+
+async function readAudit(workDir: string): Promise<AuditEntry[]> {
+  const file = path.join(workDir, '.claw', 'audit.jsonl');
+  const text = await readFile(file, 'utf8').catch((error: unknown) => {
+    if ((error as { code?: unknown }).code === 'ENOENT') return '';
+    throw error;
+  });
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as AuditEntry);
+}
+
+/**
+ * Seeded fault: sessions that lose every synthetic "tool call canceled" Observation of the first
+ * canceled call, as a cancel that drops one synthetic result would.
+ */
+class DroppingSessions implements SessionSource {
+  constructor(private readonly inner: SessionSource) {}
+
+  async open(id: string, options: { workDir: string }) {
+    const lease = await this.inner.open(id, options);
+    let dropped: string | undefined;
+    const session = lease.session;
+    const append = async (...messages: Message[]): Promise<void> => {
+      const kept = messages.filter((message) => {
+        if (message.role !== 'tool' || message.content !== canceledObservationText) return true;
+        dropped ??= message.toolCallId;
+        return message.toolCallId !== dropped;
+      });
+      if (kept.length > 0) await session.append(...kept);
+    };
+    const proxied = new Proxy(session, {
+      get(target, property) {
+        if (property === 'append') return append;
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    return { session: proxied, release: () => lease.release() };
+  }
+
+  list(workDir: string) {
+    return this.inner.list(workDir);
+  }
+}

@@ -1,0 +1,73 @@
+import type { AuditEntry } from '@claw/approval';
+import type { ApprovalDecision, Message, Usage } from '@claw/core';
+import type { RunStatus } from '@claw/engine';
+import type { ModelCallRecord } from './model.js';
+import type { Round } from './script.js';
+import type { ToolExecution } from './scripted-tools.js';
+import type { SpanRecord } from './tracing.js';
+import type { FileMap } from './workspace.js';
+
+/** A question the approval handler was asked, and its answer. */
+export interface ApprovalRecord {
+  toolName: string;
+  arguments: string;
+  decision: ApprovalDecision | 'canceled';
+  /** Milliseconds on the run's clock. */
+  at: number;
+}
+
+/** One reporter callback, timed (the transcript's timeline). */
+export interface TimelineEvent {
+  at: number;
+  type: 'thinking' | 'text' | 'tool_call' | 'tool_result' | 'usage';
+  /** A short description: the turn, the text, the call, the result. */
+  detail: string;
+  toolCallId?: string;
+  isError?: boolean;
+}
+
+/** Everything the harness observed in one run of one case: what the scorers read. */
+export interface RunRecord {
+  caseId: string;
+  /** 0-based repeat (or trial) number. */
+  sample: number;
+  mode: 'scripted' | 'real';
+  /** How the run ended; `not_run` when the harness failed before the run started. */
+  status: RunStatus | 'not_run';
+  errorCode?: string;
+  errorMessage?: string;
+  finalText: string;
+  /** Messages the session held before the run (a seeded session), in `history`'s head. */
+  seededMessages: number;
+  /** The session's history after the run. */
+  history: Message[];
+  /** The session's token totals after the run. */
+  sessionUsage: Usage;
+  files: { before: FileMap; after: FileMap };
+  /** The folder beside the workspace (and anything else in the run's root). */
+  outside: { before: FileMap; after: FileMap };
+  /** The gate's audit log of the run. */
+  audit: AuditEntry[];
+  approvals: ApprovalRecord[];
+  /** Every attempt at a model call. */
+  modelCalls: ModelCallRecord[];
+  /** Rounds of the script no model call consumed. */
+  unusedRounds: number[];
+  /** Backoff waits the retrying provider asked for. */
+  retryWaits: number[];
+  toolExecutions: ToolExecution[];
+  spans: SpanRecord[];
+  timeline: TimelineEvent[];
+  /** The run did not end in time: the harness canceled it. */
+  timedOut?: boolean;
+  /** When the harness canceled the task (ms on the run's clock). */
+  canceledAt?: number;
+  /** Where the run worked (temporary, removed after the run). */
+  folders?: { root: string; workspace: string; outside: string };
+  /** The script as replayed (placeholders filled in). */
+  script: Round[];
+  /** Wall time of the whole case run, set-up included (ms). */
+  wallMs: number;
+  /** The harness itself failed: the run is an infrastructure error, never a pass. */
+  infraError?: string;
+}

@@ -1,0 +1,115 @@
+import { spanAttributes } from '@claw/engine';
+import { scriptUsage } from '../script.js';
+import {
+  actionSpans,
+  numberAttribute,
+  spanTokens,
+  thinkingSpans,
+  toolSpans,
+} from '../span-tree.js';
+import type { SpanRecord } from '../tracing.js';
+import { result, type ScoreResult, type Scorer } from './types.js';
+
+/**
+ * Where the budget should have stopped the run, read off the trace: how many model calls were
+ * allowed, and when the last allowed work ended — for a run token budget, the model call whose
+ * tokens reached the limit (and the tool wave its reply asked for); for the tool time budget, the
+ * wave that used the time up. Undefined when no limit was reached.
+ */
+function stopPoint(
+  spans: readonly SpanRecord[],
+  budgets: { maxRunTokens?: number; toolTimeBudgetMs?: number },
+): { calls: number; afterMs: number; what: string } | undefined {
+  const thinking = thinkingSpans(spans);
+  const actions = actionSpans(spans);
+  const limit = budgets.maxRunTokens ?? 0;
+  if (limit > 0) {
+    let used = 0;
+    for (const [index, span] of thinking.entries()) {
+      const tokens = spanTokens(span);
+      used += tokens.prompt + tokens.completion;
+      if (used >= limit) {
+        // The reply that reached the limit still counts; its tool wave runs; then the stop.
+        const wave = actions.find((action) => action.startMs >= span.startMs);
+        return {
+          calls: index + 1,
+          afterMs: wave?.endMs ?? span.endMs,
+          what: `model call ${index + 1} brought the run to ${used} of ${limit} tokens`,
+        };
+      }
+    }
+  }
+  const toolLimit = budgets.toolTimeBudgetMs ?? 0;
+  if (toolLimit > 0) {
+    let used = 0;
+    for (const [index, action] of actions.entries()) {
+      used += numberAttribute(action, spanAttributes.toolWallMs) ?? 0;
+      if (used >= toolLimit) {
+        return {
+          calls: thinking.filter((span) => span.startMs <= action.startMs).length,
+          afterMs: action.endMs,
+          what: `tool wave ${index + 1} used up ${Math.round(used)} of ${toolLimit} ms`,
+        };
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The budget scorer (EVAL-3): the error the run stopped with, the exact number of model calls
+ * (subagents' included, from the trace), no model call and no tool after the point where the
+ * budget was reached, and the session's tokens against the script.
+ */
+export const scoreBudget: Scorer = (context) => {
+  const { run, evalCase, relaxed } = context;
+  const expectation = evalCase.expect.budget;
+  const results: ScoreResult[] = [];
+  if (run.infraError !== undefined) return results;
+  const thinking = thinkingSpans(run.spans);
+  if (expectation?.stop !== undefined) {
+    const pass = run.errorCode === expectation.stop;
+    results.push(result('budget', 'stop reason', 'positive', pass,
+      pass
+        ? `the run stopped with ${run.errorCode}: ${run.errorMessage ?? ''}`
+        : `the run ended ${run.status} with ${run.errorCode ?? 'no error'}${run.errorMessage === undefined ? '' : ` (${run.errorMessage})`}, expected ${expectation.stop}`,
+      { expected: expectation.stop, actual: run.errorCode ?? null }));
+  }
+  if (expectation?.modelCalls !== undefined && !relaxed) {
+    const pass = thinking.length === expectation.modelCalls;
+    results.push(result('budget', 'model calls', 'positive', pass,
+      `the model was called ${thinking.length} time(s)${pass ? '' : `, expected exactly ${expectation.modelCalls}`}`,
+      { expected: expectation.modelCalls, actual: thinking.length }));
+  }
+  if (run.errorCode?.endsWith('_budget_exceeded') === true || expectation?.stop !== undefined) {
+    const budgets = evalCase.budgets ?? {};
+    const stop = stopPoint(run.spans, budgets);
+    if (stop !== undefined) {
+      const laterCalls = thinking.slice(stop.calls);
+      const laterTools = toolSpans(run.spans).filter((span) => span.startMs >= stop.afterMs);
+      results.push(result('budget', 'no model call after the stop', 'invariant', laterCalls.length === 0,
+        laterCalls.length === 0
+          ? `${stop.what}; no model call followed`
+          : `${stop.what}, yet ${laterCalls.length} more model call(s) followed`,
+        { expected: 0, actual: laterCalls.length }));
+      results.push(result('budget', 'no tool after the stop', 'invariant', laterTools.length === 0,
+        laterTools.length === 0
+          ? `${stop.what}; no tool ran after it`
+          : `${stop.what}, yet ${laterTools.length} tool call(s) ran after it: ${laterTools.map((span) => String(span.attributes[spanAttributes.genAiToolName])).join(', ')}`,
+        { expected: 0, actual: laterTools.length }));
+    }
+  }
+  if (expectation?.sessionTokensFromScript === true && !relaxed) {
+    const expected = scriptUsage(run.script);
+    const { promptTokens, completionTokens } = run.sessionUsage;
+    const actual = { promptTokens, completionTokens };
+    const pass =
+      promptTokens === expected.promptTokens && completionTokens === expected.completionTokens;
+    results.push(result('budget', 'session tokens', 'positive', pass,
+      pass
+        ? `the session holds ${actual.promptTokens} prompt and ${actual.completionTokens} completion tokens, the script's sum`
+        : `the session holds ${actual.promptTokens}/${actual.completionTokens} prompt/completion tokens; the script's replies sum to ${expected.promptTokens}/${expected.completionTokens}`,
+      { expected, actual }));
+  }
+  return results;
+};

@@ -1,0 +1,26 @@
+import type { ScorerName } from '../case.js';
+import { scoreBoundary } from './boundary.js';
+import { scoreBudget } from './budget.js';
+import { scorePairing } from './pairing.js';
+import { scoreScript } from './script.js';
+import { scoreState } from './state.js';
+import { scoreTrace } from './trace.js';
+import { scoreTrajectory } from './trajectory.js';
+import type { Scorer } from './types.js';
+
+/** The scorers of every run, by name (EVAL-3). */
+export const defaultScorers: Readonly<Record<ScorerName, Scorer>> = {
+  script: scoreScript,
+  state: scoreState,
+  trajectory: scoreTrajectory,
+  boundary: scoreBoundary,
+  pairing: scorePairing,
+  budget: scoreBudget,
+  trace: scoreTrace,
+};
+
+export { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
+export { runEvidence, negativeResult, type Evidence } from './evidence.js';
+export { pairingProblems } from './pairing.js';
+export { spanTreeProblems, ttfbSlackMs } from './trace.js';
+export { describeMessages } from './script.js';

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+
+/**
+ * The script of a case (EVAL-1): what the model answers, round by round. A round is one attempt
+ * at a model call: normally a reply (text, tool calls, usage, timing); with a `fault` an attempt
+ * that fails (an HTTP status such as 429, or a model that hangs until a timeout stops it), which
+ * a retrying provider follows with the next round. Call ids are not part of a script: the harness
+ * assigns them (`call_<round>_<n>`), so scripts, recordings and results compare across runs.
+ *
+ * Text and arguments may hold `{{workspace}}` (the run's workspace folder) and `{{outside}}` (a
+ * folder next to it that the run must never change); recordings use them for temporary paths.
+ */
+export const roundFaultSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('status'),
+    status: z.number().int().min(400).max(599),
+    retryAfterMs: z.number().int().min(0).optional(),
+    message: z.string().optional(),
+  }),
+  z.object({ type: z.literal('hang') }),
+]);
+
+export const scriptToolCallSchema = z.object({
+  name: z.string().min(1),
+  /** An object (sent as JSON) or the raw argument text the model sent. */
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
+});
+
+export const usageSchema = z.object({
+  promptTokens: z.number().int().min(0),
+  completionTokens: z.number().int().min(0),
+});
+
+export const roundSchema = z
+  .object({
+    text: z.string().optional(),
+    /** The text as streamed, piece by piece (joined, it is the text). */
+    chunks: z.array(z.string()).optional(),
+    toolCalls: z.array(scriptToolCallSchema).optional(),
+    usage: usageSchema.optional(),
+    /** Milliseconds before the first stream event (time to first token). */
+    ttfbMs: z.number().min(0).optional(),
+    /** Milliseconds between stream events. */
+    chunkGapMs: z.number().min(0).optional(),
+    fault: roundFaultSchema.optional(),
+  })
+  .strict();
+
+export type RoundFault = z.infer<typeof roundFaultSchema>;
+export type ScriptToolCall = z.infer<typeof scriptToolCallSchema>;
+export type ScriptUsage = z.infer<typeof usageSchema>;
+export type Round = z.infer<typeof roundSchema>;
+
+/** The id the harness gives the `index`-th (0-based) tool call of round `round` (1-based). */
+export function callId(round: number, index: number): string {
+  return `call_${round}_${index + 1}`;
+}
+
+/** The text of a round: its chunks joined, else its text. */
+export function roundText(round: Round): string {
+  return round.chunks?.join('') ?? round.text ?? '';
+}
+
+/** The round's text cut as it is streamed (no pieces when it has no text). */
+export function roundChunks(round: Round): string[] {
+  if (round.chunks !== undefined) return round.chunks;
+  return round.text === undefined || round.text === '' ? [] : [round.text];
+}
+
+/** A round's tool-call arguments as the JSON text the model sends. */
+export function argumentsText(call: ScriptToolCall): string {
+  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {});
+}
+
+/** The parsed arguments of a tool call (an empty object when they are not a JSON object). */
+export function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Where `{{workspace}}` and `{{outside}}` point in one run. */
+export interface ScriptPlaces {
+  workspace: string;
+  outside: string;
+}
+
+/** Replaces the placeholders in `text` with the run's folders. */
+export function fillPlaceholders(text: string, places: ScriptPlaces): string {
+  return text.replaceAll('{{workspace}}', places.workspace).replaceAll('{{outside}}', places.outside);
+}
+
+/** A round with its placeholders filled in, ready to be replayed in one run. */
+export function fillRound(round: Round, places: ScriptPlaces): Round {
+  const fill = (text: string): string => fillPlaceholders(text, places);
+  return {
+    ...round,
+    ...(round.text === undefined ? {} : { text: fill(round.text) }),
+    ...(round.chunks === undefined ? {} : { chunks: round.chunks.map(fill) }),
+    ...(round.toolCalls === undefined
+      ? {}
+      : {
+          toolCalls: round.toolCalls.map((call) => ({
+            name: call.name,
+            arguments: fill(argumentsText(call)),
+          })),
+        }),
+  };
+}
+
+/** The sum of the usage of the rounds that are replies. */
+export function scriptUsage(rounds: readonly Round[]): ScriptUsage {
+  let promptTokens = 0;
+  let completionTokens = 0;
+  for (const round of rounds) {
+    if (round.fault !== undefined) continue;
+    promptTokens += round.usage?.promptTokens ?? 0;
+    completionTokens += round.usage?.completionTokens ?? 0;
+  }
+  return { promptTokens, completionTokens };
+}
+
+/** How many rounds of the script are replies (not failed attempts). */
+export function replyCount(rounds: readonly Round[]): number {
+  return rounds.filter((round) => round.fault === undefined).length;
+}

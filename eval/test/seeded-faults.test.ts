@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { runOne, suiteCase } from './helpers.js';
+
+// Regressions seeded into runs of the real engine through the harness's fault options: each must
+// make the case that guards against it fail, for the reason it guards.
+describe('seeded faults', () => {
+  it('a budget check that lets one more model call through fails token-budget', async () => {
+    const evalCase = await suiteCase('token-budget');
+    expect((await runOne(evalCase)).verdict).toBe('pass');
+    const result = await runOne(evalCase, { faults: { budgetLeak: true } });
+    expect(result.verdict).toBe('fail');
+    const failed = (result.samples[0]?.scores ?? []).filter((score) => !score.pass).map((score) => score.assertion);
+    expect(failed).toEqual(expect.arrayContaining(['model calls', 'no model call after the stop', 'no extra model call', 'stop reason']));
+    expect(result.reason).toContain('the model was called 2 time(s), expected exactly 1');
+  });
+
+  it('a cancel that drops one synthetic result fails cancel-pairing', async () => {
+    const evalCase = await suiteCase('cancel-pairing');
+    expect((await runOne(evalCase)).verdict).toBe('pass');
+    const result = await runOne(evalCase, { faults: { dropCanceledObservation: true } });
+    expect(result.verdict).toBe('fail');
+    const history = result.samples[0]?.scores.find((score) => score.assertion === 'history paired');
+    expect(history?.pass).toBe(false);
+    expect(history?.reason).toMatch(/call_2_\d \(fetch_report\) has 0 Observations, not exactly one/);
+    const canceled = result.samples[0]?.scores.find((score) => score.assertion === 'canceled Observations');
+    expect(canceled?.actual).toBe(1);
+  });
+
+  it('a serial tool wave fails parallel-wave', async () => {
+    const evalCase = await suiteCase('parallel-wave');
+    expect((await runOne(evalCase)).verdict).toBe('pass');
+    const result = await runOne(evalCase, { faults: { serialTools: true } });
+    expect(result.verdict).toBe('fail');
+    const wave = result.samples[0]?.scores.find((score) => score.assertion === 'parallel wave wall time');
+    expect(wave?.pass).toBe(false);
+    expect(wave?.reason).toContain('not about the slowest tool');
+    // The wave took about the sum of its tools (360 ms), not the slowest (180 ms).
+    expect(result.samples[0]?.metrics.waveWallMs[0]).toBeGreaterThanOrEqual(359);
+  });
+});
