@@ -172,7 +172,10 @@ export class RuntimeFactory {
       const { settings } = this;
       return new Engine({
         provider: this.provider,
-        tools: [...chosenBuiltins(this.options.builtinTools, () => this.isolation()), ...(this.options.tools ?? [])],
+        tools: [
+          ...chosenBuiltins(this.options.builtinTools, () => this.isolation()),
+          ...(this.options.tools ?? []),
+        ],
         model: settings.model,
         maxTurns: settings.maxTurns,
         subagents: this.options.subagents ?? true,
