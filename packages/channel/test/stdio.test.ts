@@ -78,9 +78,10 @@ describe('streamTask: the stdio transport (CLI-7)', () => {
 
   it('reports a session it cannot open (streamed, and returned)', async () => {
     const workDir = await workspace();
-    const runtimes = factoryWith([]);
+    // The holder's model call lasts until the end of the test: the session stays busy.
+    const runtimes = factoryWith([{ text: 'held', delayMs: 60_000 }]);
     const holder = await runtimes.createRuntime({ workDir, sessionId: 'busy' });
-    holder.start('hold');
+    const held = holder.start('hold');
     const lines: string[] = [];
     const result = await streamTask({
       runtimes, workDir, sessionId: 'busy', prompt: 'second',
@@ -88,5 +89,7 @@ describe('streamTask: the stdio transport (CLI-7)', () => {
     });
     expect(result).toMatchObject({ ok: false, error: { code: 'session_busy' } });
     expect(parse(lines).at(-1)).toMatchObject({ type: 'error', code: 'session_busy' });
+    expect(held.status).toBe('running');
+    held.cancel();
   });
 });
