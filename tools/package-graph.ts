@@ -43,6 +43,7 @@ export const defaultLayers: Readonly<Record<string, number>> = {
   '@claw/engine': 3,
   '@claw/mcp': 3,
   '@claw/a2a': 3,
+  '@claw/session-store-pg': 3,
   '@claw/runtime': 4,
   '@claw/channel': 5,
   '@claw/cli': 6,

@@ -40,7 +40,7 @@ describe('the real workspace', () => {
       [
         '@claw/a2a', '@claw/approval', '@claw/bench', '@claw/channel', '@claw/cli', '@claw/core', '@claw/engine', '@claw/eval',
         '@claw/mcp', '@claw/provider', '@claw/runtime', '@claw/sandbox', '@claw/server',
-        '@claw/session-store', '@claw/testing', '@claw/web',
+        '@claw/session-store', '@claw/session-store-pg', '@claw/testing', '@claw/web',
       ].sort(),
     );
     const changesetConfig: unknown = JSON.parse(

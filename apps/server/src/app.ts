@@ -14,7 +14,8 @@ import {
   type Settings,
 } from '@claw/runtime';
 import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
-import type { ServeOptions } from './args.js';
+import { PgSessionLog, PgSessions } from '@claw/session-store-pg';
+import { storeFlag, type ServeOptions } from './args.js';
 import { ClawServer, type ServerAddress } from './server.js';
 import { isLoopback, urlHost } from './security.js';
 
@@ -58,9 +59,16 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
   const tracing = createFileTracing({ workDir: first, serviceName: 'claw-server' });
   let server: ClawServer | undefined;
   let factory: RuntimeFactory | undefined;
+  let shared: PgSessions | undefined;
   const serverFile = path.join(first, '.claw', 'server.json');
   try {
+    shared = await sharedSessions(
+      options,
+      io,
+      (sessionId, reason) => server?.cancelSession(sessionId, reason),
+    );
     factory = new RuntimeFactory({
+      ...(shared === undefined ? {} : { sessions: shared }),
       settings,
       env: io.env,
       tracer: tracing.tracer,
@@ -114,8 +122,51 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
     return 0;
   } finally {
     if (server === undefined) await factory?.close();
+    await shared?.close().catch((error: unknown) => io.err(`store: ${errorMessage(error)}`));
     await tracing.shutdown().catch(() => undefined);
     await removeServerFile(serverFile);
+  }
+}
+
+/**
+ * The PostgreSQL store of `--store` (else CLAW_STORE_URL), opened and migrated (SCALE-1, SCALE-6);
+ * `undefined` for the file store (the default). A session whose lease this instance loses has its
+ * task stopped (SCALE-2).
+ */
+async function sharedSessions(
+  options: ServeOptions,
+  io: ServeIo,
+  leaseLost: (sessionId: string, reason: Error) => Promise<void> | undefined,
+): Promise<PgSessions | undefined> {
+  const url = options.store ?? storeFlag(io.env.CLAW_STORE_URL, 'CLAW_STORE_URL');
+  if (url === undefined || url === 'file') return undefined;
+  let log: PgSessionLog;
+  try {
+    log = await PgSessionLog.open({
+      connectionString: url,
+      onLeaseLost: (error) => {
+        io.err(`claw-server: ${error.message}`);
+        void leaseLost(error.sessionId, error)?.catch(() => undefined);
+      },
+    });
+  } catch (error) {
+    throw usage(
+      `cannot use the session store ${redacted(url)}: ${errorMessage(error)}. Check the URL, ` +
+      'that PostgreSQL (15 or later) is up and that the user may create tables',
+    );
+  }
+  io.err(`store: sessions in PostgreSQL at ${redacted(url)} (instance ${log.instanceId})`);
+  return new PgSessions({ log });
+}
+
+/** The URL without its password, for messages. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
   }
 }
 

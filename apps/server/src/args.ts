@@ -27,6 +27,12 @@ export interface ServeOptions {
   idleTimeoutMs: number;
   /** The settings the flags set (`--model`, `--approval`, budgets, timeouts). */
   overrides: SettingOverrides;
+  /**
+   * Where sessions are stored (SCALE-6): a `postgres://` URL shared by several instances,
+   * `'file'` for the file store under each workspace, or `undefined` when `--store` was not given
+   * (then CLAW_STORE_URL may set one; the file store is the default).
+   */
+  store: string | undefined;
 }
 
 export type ServerCommand =
@@ -55,6 +61,7 @@ const parseOptions = {
   demo: { type: 'boolean' },
   'shutdown-grace-ms': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
+  store: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   ...settingFlagOptions,
@@ -116,8 +123,26 @@ export function parseServerArgs(argv: readonly string[]): ServerCommand {
       shutdownGraceMs: milliseconds(flags, 'shutdown-grace-ms', serveDefaults.shutdownGraceMs),
       idleTimeoutMs: milliseconds(flags, 'idle-timeout-ms', serveDefaults.idleTimeoutMs),
       overrides: readSettingFlags(flags),
+      store: storeFlag(stringFlag(flags, 'store'), '--store'),
     },
   };
+}
+
+/**
+ * A store URL, checked (SCALE-6): `postgres://` or `postgresql://`, or `file` (the default).
+ *
+ * @throws ClawUserError `usage` for anything else.
+ */
+export function storeFlag(text: string | undefined, from: string): string | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  if (text.trim() === 'file') return 'file';
+  if (!/^postgres(ql)?:\/\/./.test(text.trim())) {
+    throw usage(
+      `${from} takes a PostgreSQL URL such as postgres://claw@db.example.com/claw (or "file" ` +
+      'for the sessions folder of each workspace, the default)',
+    );
+  }
+  return text.trim();
 }
 
 function list(value: string | boolean | string[] | undefined): string[] {

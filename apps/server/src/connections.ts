@@ -106,6 +106,14 @@ export class ConnectionHub {
     return connection;
   }
 
+  /** True when a connected client controls the session (it can answer its approvals). */
+  hasController(sessionId: string): boolean {
+    for (const connection of this.connections) {
+      if (connection.controls(sessionId)) return true;
+    }
+    return false;
+  }
+
   /** From now on new connections are refused; every open one is told (`server_stopping`). */
   beginStop(event: ServerEvent): void {
     this.stopping = true;

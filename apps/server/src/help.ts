@@ -31,6 +31,9 @@ Listening:
                                   before they are canceled (default: ${s.shutdownGraceMs})
   --idle-timeout-ms <n>           a session no client watched for this long has its pending
                                   approvals denied and is unloaded (default: ${s.idleTimeoutMs})
+  --store <url>                   where sessions are stored: file (default: <workdir>/.claw/
+                                  sessions) or postgres://user@host/db, one PostgreSQL (15+)
+                                  shared by several claw-server instances (else CLAW_STORE_URL)
 
 Tasks (as claw; flag > environment > <workdir>/.claw/config.json > default):
   --approval ask|allow|deny       tools the policy would ask about: ask the connected clients
@@ -41,6 +44,7 @@ ${settingFlagsHelp()}  -h, --help                      print this help
 Environment:
   OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL   the model server, as for claw
   CLAW_SERVER_TOKEN                               the token, when --token-file is not given
+  CLAW_STORE_URL                                  the session store, when --store is not given
 
 Protocol (one JSON object per line on TCP, per text message on /ws):
   first  {"type":"hello","token":"…","protocol":1}       → welcome (the sessions there are)

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sameToken } from '@claw/channel';
+import type { A2aEndpoints } from './a2a.js';
 import { serveConsoleFile } from './console-files.js';
 import { sendError, sendJson } from './http-replies.js';
 import { tokenInQuery, type OriginPolicy } from './security.js';
@@ -13,6 +14,8 @@ export interface HttpRoutesOptions {
   sessions: () => Promise<unknown[]>;
   /** The web console's built files (`index.html` and its assets); none: `/` says so. */
   consoleDir: string | undefined;
+  /** claw as an A2A agent: the public card, and the token-protected `/a2a` endpoints. */
+  a2a?: A2aEndpoints;
 }
 
 const bodyMethods = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -65,6 +68,17 @@ async function handle(
     const ready = options.ready();
     return sendJson(response, ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready' });
   }
+  if (path === '/.well-known/agent-card.json' || path === '/a2a/agent-card') {
+    if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
+    if (options.a2a === undefined) return sendError(response, 404, 'not_found', 'A2A is off');
+    return options.a2a.card(request, response, path);
+  }
+  if (path === '/a2a' || path === '/a2a/message') {
+    if (method !== 'POST') return notAllowed(response, 'POST');
+    if (!guard(options, request, response)) return;
+    if (options.a2a === undefined) return sendError(response, 404, 'not_found', 'A2A is off');
+    return options.a2a.handle(request, response, path);
+  }
   if (path === '/api' || path.startsWith('/api/')) return api(options, request, response, path);
   if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
   return serveConsoleFile(options.consoleDir, path, method, response);
@@ -76,37 +90,54 @@ async function api(
   response: ServerResponse,
   path: string,
 ): Promise<void> {
+  if (!guard(options, request, response)) return;
+  if (path === '/api/sessions') {
+    const method = request.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
+    return sendJson(response, 200, { sessions: await options.sessions() });
+  }
+  return sendError(response, 404, 'not_found', `no API endpoint ${path}; there is GET /api/sessions`);
+}
+
+/**
+ * The checks of every token-protected endpoint (SEC-4): not from another site, the bearer token,
+ * and a JSON body. Answers the refusal itself and returns false.
+ */
+function guard(
+  options: HttpRoutesOptions,
+  request: IncomingMessage,
+  response: ServerResponse,
+): boolean {
   const method = request.method ?? 'GET';
   if (request.headers['sec-fetch-site'] === 'cross-site') {
-    return sendError(response, 403, 'cross_site', 'requests from another site are refused');
+    sendError(response, 403, 'cross_site', 'requests from another site are refused');
+    return false;
   }
   const authorization = request.headers.authorization ?? '';
   const [scheme, given] = authorization.split(' ', 2);
   if (scheme?.toLowerCase() !== 'bearer' || given === undefined || !sameToken(given, options.token)) {
-    return sendError(
+    sendError(
       response,
       401,
       'unauthorized',
       'send the server token as "Authorization: Bearer <token>" (see .claw/server.json)',
       { 'WWW-Authenticate': 'Bearer' },
     );
+    return false;
   }
   if (bodyMethods.has(method)) {
     const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/json') {
-      return sendError(
+      sendError(
         response,
         415,
         'unsupported_media_type',
         `the body must be application/json, got ${JSON.stringify(type || 'none')}`,
       );
+      return false;
     }
   }
-  if (path === '/api/sessions') {
-    if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
-    return sendJson(response, 200, { sessions: await options.sessions() });
-  }
-  return sendError(response, 404, 'not_found', `no API endpoint ${path}; there is GET /api/sessions`);
+  return true;
 }
 
 function notAllowed(response: ServerResponse, allow: string): void {

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import path from 'node:path';
 import type { RuntimeFactory } from '@claw/runtime';
+import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
 import { ConnectionHub, defaultConnectionLimits, type ConnectionLimits } from './connections.js';
 import { createHttpRoutes } from './http.js';
 import { OriginPolicy } from './security.js';
@@ -31,6 +32,12 @@ export interface ClawServerOptions {
   consoleDir?: string;
   /** What `welcome` says the server is. */
   version: string;
+  /**
+   * claw as an A2A agent (A2A-2, A2A-3): how long a tool call of an inbound task waits for an
+   * operator's answer before it is denied (default 60 s; with no controller connected it is
+   * denied at once), and the timers (tests drive them).
+   */
+  a2a?: { approvalTimeoutMs?: number; setTimer?: (callback: () => void, ms: number) => () => void };
 }
 
 /** Where the server listens, once it does. */
@@ -95,6 +102,14 @@ export class ClawServer {
         ready: () => this.address !== undefined && this.stopping === undefined,
         sessions: () => this.sessions.welcome(),
         consoleDir: options.consoleDir,
+        a2a: new A2aEndpoints({
+          sessions: this.sessions,
+          hasController: (sessionId) => this.hub.hasController(sessionId),
+          workDir: workspaces[0] ?? path.resolve('.'),
+          version: options.version,
+          approvalTimeoutMs: options.a2a?.approvalTimeoutMs ?? defaultA2aApprovalTimeoutMs,
+          ...(options.a2a?.setTimer === undefined ? {} : { setTimer: options.a2a.setTimer }),
+        }),
       }),
     );
     // Slow or silent HTTP clients do not hold sockets for long (a WebSocket is not affected).
@@ -139,6 +154,14 @@ export class ClawServer {
   /** How many sessions are loaded now. */
   get loadedSessions(): number {
     return this.sessions.loaded;
+  }
+
+  /**
+   * Stops the task running on `sessionId`, if any (its tool processes are killed): for a session
+   * this instance no longer owns (SCALE-2, `lease_lost`).
+   */
+  cancelSession(sessionId: string, reason: Error): Promise<void> {
+    return this.sessions.cancelSession(sessionId, reason);
   }
 
   /** Stops the server in order (see the class); idempotent. */

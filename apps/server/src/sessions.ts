@@ -189,6 +189,18 @@ export class ServerSessions implements RuntimeSource {
     });
   }
 
+  /** Cancels the task running on `sessionId` (in any workspace) and waits for it to end. */
+  async cancelSession(sessionId: string, reason: Error): Promise<void> {
+    const entries = await Promise.allSettled([...this.entries.values()]);
+    await Promise.allSettled(
+      entries.map(async (settled) => {
+        if (settled.status !== 'fulfilled' || settled.value.sessionId !== sessionId) return;
+        settled.value.keeper.cancel(reason);
+        await settled.value.keeper.idle();
+      }),
+    );
+  }
+
   /** Cancels every running task and waits for each to end (its history stays paired). */
   async cancelAll(reason: Error): Promise<void> {
     const entries = await Promise.allSettled([...this.entries.values()]);

@@ -232,6 +232,11 @@ export class ChannelConnection {
     this.sessionFor(sessionId).runtime.cancel(new Error(reason));
   }
 
+  /** True when this connection has the session open as a controller (it can answer approvals). */
+  controls(sessionId: string): boolean {
+    return this.sessions.get(sessionId)?.role === 'controller';
+  }
+
   /** Sends an event that is not a session's (e.g. `server_stopping`). */
   send(event: ServerEvent): void {
     this.out.push(event);

@@ -41,6 +41,7 @@ export {
   type ToolResult,
 } from './tools.js';
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
+export { expandEnvVariables, type EnvVariableProblem } from './env-variables.js';
 export type {
   CallOptions,
   FinishReason,

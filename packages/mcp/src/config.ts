@@ -1,6 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, errorMessage, riskLevels, throwIfAborted, type RiskLevel } from '@claw/core';
+import {
+  errnoCode,
+  errorMessage,
+  expandEnvVariables,
+  riskLevels,
+  throwIfAborted,
+  type RiskLevel,
+} from '@claw/core';
 import { z } from 'zod';
 import { McpConfigError } from './errors.js';
 
@@ -211,30 +218,19 @@ function resolveServer(
   return { ...common, transport: 'http', url, headers: expand('headers', raw.headers) };
 }
 
-const variablePattern = /\$\{([^}]*)\}/g;
-const variableName = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 function expandAll(
   values: Record<string, string>,
   where: string,
   lookup: (variable: string) => string | undefined,
   fail: (message: string) => never,
 ): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values)) {
-    result[key] = value.replace(variablePattern, (_match, variable: string) => {
-      if (!variableName.test(variable)) {
-        fail(`${where}.${key} holds "\${${variable}}", which is not a variable name (use ` +
-          'letters, digits and "_", e.g. ${API_TOKEN})');
-      }
-      const found = lookup(variable);
-      if (found === undefined || found === '') {
-        fail(`${where}.${key} uses \${${variable}}, but the environment variable ${variable} is ` +
-          `${found === undefined ? 'not set' : 'empty'}: set it in the environment claw runs ` +
-          'in (secrets stay out of mcp.json), or set "enabled": false for this server');
-      }
-      return found;
-    });
-  }
-  return result;
+  return expandEnvVariables(values, lookup, ({ kind, key, variable }) => {
+    if (kind === 'invalid_name') {
+      fail(`${where}.${key} holds "\${${variable}}", which is not a variable name (use ` +
+        'letters, digits and "_", e.g. ${API_TOKEN})');
+    }
+    return fail(`${where}.${key} uses \${${variable}}, but the environment variable ${variable} is ` +
+      `${kind === 'not_set' ? 'not set' : 'empty'}: set it in the environment claw runs ` +
+      'in (secrets stay out of mcp.json), or set "enabled": false for this server');
+  });
 }

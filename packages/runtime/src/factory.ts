@@ -11,13 +11,14 @@ import {
   type Policy,
 } from '@claw/approval';
 import { ClawUserError, raceAbort, type Provider, type Reporter, type Tool } from '@claw/core';
-import { Engine, builtinTools } from '@claw/engine';
+import { Engine, builtinTools, joinToolSources, type ToolSource } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
 import type { Tracer } from '@opentelemetry/api';
 import type { McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
 import type { EventRetention, SubscriberBound } from './event-log.js';
+import { WorkspaceA2a, type A2aOptions } from './a2a.js';
 import { WorkspaceMcp, type McpOptions } from './mcp.js';
 import { Runtime } from './runtime.js';
 import { SessionHost } from './session-host.js';
@@ -74,6 +75,11 @@ export interface RuntimeFactoryOptions {
    * and the timers (for tests).
    */
   mcp?: McpOptions;
+  /**
+   * `delegate_agent` (A2A-1) in the sessions of each workspace that has `.claw/a2a.json`, behind
+   * the same approval gate (risk dangerous).
+   */
+  a2a?: A2aOptions;
 }
 
 export interface CreateRuntimeOptions {
@@ -117,6 +123,7 @@ export class RuntimeFactory {
   private readonly sessions: SessionSource;
   private readonly workspaces: WorkspaceShared<Workspace>;
   private readonly mcp: WorkspaceMcp;
+  private readonly a2a: WorkspaceA2a;
   private spawner: Promise<CommandSpawner> | undefined;
   private engineReady: Promise<Engine> | undefined;
   private readonly hosts = new Map<string, Promise<SessionHost>>();
@@ -142,6 +149,7 @@ export class RuntimeFactory {
     );
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
     this.mcp = new WorkspaceMcp(options.mcp ?? {}, options.env ?? {});
+    this.a2a = new WorkspaceA2a(options.a2a ?? {}, options.env ?? {});
   }
 
   /**
@@ -343,6 +351,10 @@ export class RuntimeFactory {
   private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
     // Before anything is held: a configuration that cannot be used leaves nothing to release.
     const mcp = await this.mcp.servers(workDir);
+    const a2a = await this.a2a.tools(workDir);
+    const runTools: ToolSource | undefined = a2a === undefined
+      ? mcp
+      : mcp === undefined ? a2a : joinToolSources(mcp, a2a);
     const workspace = await this.workspaces.acquire(workDir);
     let lease;
     try {
@@ -378,7 +390,7 @@ export class RuntimeFactory {
             audit: workspace.value.audit,
             mode: mode ?? this.settings.approval,
           }),
-          ...(mcp === undefined ? {} : { tools: mcp }),
+          ...(runTools === undefined ? {} : { tools: runTools }),
         });
       },
       onReleased: () => {

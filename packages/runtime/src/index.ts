@@ -51,4 +51,5 @@ export {
 } from './flags.js';
 export { resolveWorkDir } from './workdir.js';
 export { inspectMcpServers, type McpListing, type McpOptions } from './mcp.js';
+export { type A2aOptions } from './a2a.js';
 export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

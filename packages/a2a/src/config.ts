@@ -1,0 +1,133 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { errnoCode, errorMessage, expandEnvVariables, throwIfAborted } from '@claw/core';
+import { z } from 'zod';
+import { A2aConfigError } from './errors.js';
+
+/** Where a workspace's A2A peers are configured, relative to the workspace root. */
+export const a2aConfigFile = path.join('.claw', 'a2a.json');
+
+/**
+ * How claw speaks to a peer: `a2a` (default) is the official A2A protocol v1.0 (JSON-RPC);
+ * `claw` is the seed's own envelope (`POST /a2a/message`) that every claw-server also answers.
+ */
+export type A2aPeerProtocol = 'a2a' | 'claw';
+
+const peerSchema = z.strictObject({
+  url: z.string().min(1),
+  headers: z.record(z.string(), z.string()).optional(),
+  protocol: z.enum(['a2a', 'claw']).optional(),
+  description: z.string().optional(),
+});
+
+const fileSchema = z.strictObject({
+  peers: z.record(z.string().min(1), peerSchema),
+});
+
+/** One remote agent the model may name as `peer`. */
+export interface A2aPeer {
+  name: string;
+  /** The agent's base URL, or the full URL of its agent card (ending in `.json`). */
+  url: string;
+  /** Sent with every request (`${VAR}` already expanded). */
+  headers: Readonly<Record<string, string>>;
+  protocol: A2aPeerProtocol;
+  description: string | undefined;
+}
+
+/** A workspace's A2A configuration, checked and with `${VAR}` expanded. */
+export interface A2aConfig {
+  file: string;
+  peers: readonly A2aPeer[];
+}
+
+export interface LoadA2aConfigOptions {
+  workDir: string;
+  /** Where `${VAR}` is looked up (the app passes the process environment). */
+  env: Readonly<Record<string, string | undefined>>;
+  signal?: AbortSignal;
+}
+
+/**
+ * Reads `<workDir>/.claw/a2a.json`. No file: `undefined` (no peers, no error).
+ *
+ * @throws A2aConfigError when the file is not JSON or breaks a rule (see {@link parseA2aConfig}).
+ */
+export async function loadA2aConfig(options: LoadA2aConfigOptions): Promise<A2aConfig | undefined> {
+  const file = path.join(options.workDir, a2aConfigFile);
+  let text: string;
+  try {
+    text = await readFile(file, { encoding: 'utf8', signal: options.signal });
+  } catch (error) {
+    throwIfAborted(options.signal);
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw new A2aConfigError(`cannot read ${file}: ${errorMessage(error)}`, { file, cause: error });
+  }
+  return parseA2aConfig(text, { file, env: options.env });
+}
+
+/**
+ * Checks the text of an A2A configuration: `{"peers": {"<name>": {"url": ..., "headers":
+ * {...}}}}`, unknown keys refused, `url` an http(s) address. `${VAR}` in header values is
+ * replaced from `env` as in `mcp.json`: a variable that is missing or empty is an error naming it
+ * and the peer (a secret is never sent half-made).
+ *
+ * @throws A2aConfigError saying what is wrong, where, and what to write instead.
+ */
+export function parseA2aConfig(
+  text: string,
+  options: { file: string; env: Readonly<Record<string, string | undefined>> },
+): A2aConfig {
+  const { file } = options;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new A2aConfigError(
+      `${file} is not valid JSON (${errorMessage(error)}); it should look like ` +
+      '{"peers": {"reviewer": {"url": "https://agents.example.com/reviewer"}}}',
+      { file, cause: error },
+    );
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new A2aConfigError(
+      `${file} is not a valid A2A configuration: ${z.prettifyError(parsed.error)}\nEach peer ` +
+      'needs "url" (the agent\'s base URL or its agent card URL); optional: "headers" ' +
+      '(values may use ${ENV_VARIABLE}), "protocol" ("a2a" or "claw"), "description"',
+      { file, cause: parsed.error },
+    );
+  }
+  const peers = Object.entries(parsed.data.peers).map(([name, raw]): A2aPeer => {
+    const fail = (message: string): never => {
+      throw new A2aConfigError(`${file}: A2A peer "${name}": ${message}`, { file, peer: name });
+    };
+    let url: URL | undefined;
+    try {
+      url = new URL(raw.url);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol)) {
+      fail(`"url" must be an http:// or https:// address, got ${JSON.stringify(raw.url)}`);
+    }
+    const headers = expandEnvVariables(raw.headers ?? {}, (variable) => options.env[variable],
+      ({ kind, key, variable }) => {
+        if (kind === 'invalid_name') {
+          return fail(`headers.${key} holds "\${${variable}}", which is not a variable name ` +
+            '(use letters, digits and "_", e.g. ${API_TOKEN})');
+        }
+        return fail(`headers.${key} uses \${${variable}}, but the environment variable ` +
+          `${variable} is ${kind === 'not_set' ? 'not set' : 'empty'}: set it in the ` +
+          'environment claw runs in (secrets stay out of a2a.json)');
+      });
+    return {
+      name,
+      url: raw.url,
+      headers,
+      protocol: raw.protocol ?? 'a2a',
+      description: raw.description,
+    };
+  });
+  return { file, peers };
+}

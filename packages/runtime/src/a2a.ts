@@ -1,0 +1,55 @@
+import { access, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolRegistry, type ToolSource } from '@claw/engine';
+
+/** How a factory offers delegation to remote agents (`delegate_agent`, A2A-1). */
+export interface A2aOptions {
+  /** False: no `delegate_agent`, whatever the workspaces configure. Default true. */
+  enabled?: boolean;
+  /** For tests and proxies; default the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/**
+ * `delegate_agent` for each workspace that has `.claw/a2a.json` (its peers; an empty `peers`
+ * object is enough to allow delegation by URL). `@claw/a2a` and the A2A SDK are loaded only
+ * then, so claw starts as fast without A2A as before (PERF-2). The file is read again on every
+ * call, so a peer added while claw runs can be used at once.
+ */
+export class WorkspaceA2a {
+  private readonly workspaces = new Map<string, Promise<ToolSource | undefined>>();
+
+  constructor(
+    private readonly options: A2aOptions,
+    private readonly env: Readonly<Record<string, string | undefined>>,
+  ) {}
+
+  /** The workspace's A2A tools; `undefined` without `.claw/a2a.json`. */
+  async tools(workDir: string): Promise<ToolSource | undefined> {
+    if (this.options.enabled === false) return undefined;
+    const root = await realpath(workDir).catch(() => path.resolve(workDir));
+    let made = this.workspaces.get(root);
+    if (made === undefined) {
+      made = this.make(root);
+      this.workspaces.set(root, made);
+      made.catch(() => {
+        if (this.workspaces.get(root) === made) this.workspaces.delete(root);
+      });
+    }
+    return made;
+  }
+
+  private async make(root: string): Promise<ToolSource | undefined> {
+    // The file @claw/a2a reads (its `a2aConfigFile`).
+    const file = path.join(root, '.claw', 'a2a.json');
+    if (!(await access(file).then(() => true, () => false))) return undefined;
+    const { createDelegateTool, loadA2aConfig } = await import('@claw/a2a');
+    const { env } = this;
+    return new ToolRegistry([
+      createDelegateTool({
+        config: (workDir, signal) => loadA2aConfig({ workDir, env, signal }),
+        ...(this.options.fetch === undefined ? {} : { fetch: this.options.fetch }),
+      }),
+    ]);
+  }
+}

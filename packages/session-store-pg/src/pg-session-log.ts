@@ -1,0 +1,523 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { errorMessage } from '@claw/core';
+import {
+  SessionLockedError,
+  SessionLogError,
+  assertSessionId,
+  type AppendResult,
+  type LogRecord,
+  type SessionChange,
+  type SessionLockHolder,
+  type SessionLog,
+  type SessionLogLock,
+  type SessionPage,
+  type SessionSnapshot,
+  type StoredLog,
+} from '@claw/session-store';
+import pg from 'pg';
+import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
+import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
+import { migrate } from './migrations.js';
+import { summarize } from './summary.js';
+
+/** Default length of a lease (SCALE-2): another instance may take the session over after it. */
+export const defaultLeaseMs = 10_000;
+/** Default time between two renewals of a lease. */
+export const defaultRenewEveryMs = 3_000;
+
+/** The channel NOTIFY wakes readers on; the payload is `[sessionId, lastSeq]` as JSON. */
+export const changesChannel = 'claw_changes';
+
+/** Options of {@link PgSessionLog}. */
+export interface PgSessionLogOptions {
+  /** The pool every query goes through. The log never ends it (see {@link PgSessionLog.open}). */
+  pool: pg.Pool;
+  /** This instance's id, in leases and audit rows. Default: a random UUID. */
+  instanceId?: string;
+  /** How long a lease lasts without renewal, in ms (database clock). Default 10 000. */
+  leaseMs?: number;
+  /** How often a held lease is renewed, in ms. Default 3 000. */
+  renewEveryMs?: number;
+  /** Timers for renewals and the self-fence (tests pass fake ones). Default: `setTimeout`. */
+  setTimer?: SetTimer;
+  /** Records after a snapshot before `append` says compaction is due. Default 1000. */
+  compactAfterRecords?: number;
+  /**
+   * Called once when a lease held by this log is lost (SCALE-2): taken over by another instance,
+   * or given up because renewals failed for half the lease. The owner must stop the session's
+   * task and kill its tool processes; every later write to the session rejects with the error.
+   */
+  onLeaseLost?: (error: SessionLeaseLostError) => void;
+}
+
+/** What `acquire` returns: the lease on one session. */
+export interface PgSessionLease extends SessionLogLock {
+  /** The epoch of this ownership: one more than the previous owner's (SCALE-3). */
+  readonly epoch: number;
+  /** True when a previous owner's lease had lapsed and this acquisition took the session over. */
+  readonly tookOver: boolean;
+  /** Resolves with the loss when the lease is lost (never resolves after a clean release). */
+  readonly lost: Promise<SessionLeaseLostError>;
+}
+
+interface Held {
+  token: string;
+  epoch: number;
+  keeper: LeaseKeeper;
+  lost: SessionLeaseLostError | undefined;
+  resolveLost: (error: SessionLeaseLostError) => void;
+}
+
+interface SessionRow {
+  stored: boolean;
+  last_seq: string;
+  records_since_snapshot: number;
+  owner: string | null;
+  epoch: string;
+  live: boolean;
+  holder: StoredHolder | null;
+}
+
+/** The holder as a session row stores it: the lock holder and the instance. */
+type StoredHolder = SessionLockHolder & { instance?: string };
+
+const holderColumns = 'stored, last_seq, records_since_snapshot, owner, epoch, holder, ' +
+  'coalesce(lease_until > now(), false) AS live';
+
+/**
+ * Sessions in PostgreSQL (SCALE-1): the `SessionLog` seam on the `pg` client, shared by several
+ * claw-server instances. A session row holds the lease (owner, epoch, `lease_until` on the
+ * database clock, SCALE-2); changes live in `claw_changes` keyed by `(session_id, seq)` and are
+ * replaced by a snapshot on `compact`. Every write checks, in its transaction, that the writer
+ * still owns the session: a frozen former owner's late write is rejected with `lease_lost`.
+ * Each commit sends a NOTIFY on {@link changesChannel} so that readers elsewhere wake up.
+ */
+export class PgSessionLog implements SessionLog {
+  readonly pool: pg.Pool;
+  readonly instanceId: string;
+  readonly leaseMs: number;
+  readonly renewEveryMs: number;
+  private readonly setTimer: SetTimer;
+  private readonly compactAfterRecords: number;
+  private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
+  private readonly held = new Map<string, Held>();
+  private readonly startedAt = new Date().toISOString();
+  private ownsPool = false;
+  private closed = false;
+
+  constructor(options: PgSessionLogOptions) {
+    this.pool = options.pool;
+    this.instanceId = options.instanceId ?? randomUUID();
+    this.leaseMs = options.leaseMs ?? defaultLeaseMs;
+    this.renewEveryMs = options.renewEveryMs ?? defaultRenewEveryMs;
+    if (!(this.renewEveryMs > 0 && this.renewEveryMs < this.leaseMs / 2)) {
+      throw new RangeError(`renewEveryMs (${this.renewEveryMs}) must be above 0 and below half of leaseMs (${this.leaseMs})`);
+    }
+    this.setTimer = options.setTimer ?? defaultSetTimer;
+    this.compactAfterRecords = options.compactAfterRecords ?? 1000;
+    this.onLeaseLost = options.onLeaseLost;
+  }
+
+  /**
+   * Connects to `connectionString`, brings the schema up to date (`migrate`) and registers this
+   * instance. `close()` then also ends the pool.
+   *
+   * @throws PgSessionError `store_unavailable` when the database cannot be reached,
+   *   `store_migration_failed` when the schema cannot be brought up to date.
+   */
+  static async open(
+    options: Omit<PgSessionLogOptions, 'pool'> & { connectionString: string; poolSize?: number; signal?: AbortSignal },
+  ): Promise<PgSessionLog> {
+    const { connectionString, poolSize, signal, ...rest } = options;
+    const pool = new pg.Pool({ connectionString, max: poolSize ?? 10 });
+    // A dropped idle connection is reported here; the next query takes a fresh one.
+    pool.on('error', () => undefined);
+    try {
+      await migrate(pool, signal === undefined ? {} : { signal });
+      const log = new PgSessionLog({ ...rest, pool });
+      log.ownsPool = true;
+      await log.register();
+      return log;
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Gives up every lease this log holds and, when `open` made the pool, ends it. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const leases = [...this.held.entries()];
+    this.held.clear();
+    await Promise.allSettled(leases.map(async ([id, held]) => {
+      held.keeper.stop();
+      await releaseLease(this.pool, id, held.token);
+    }));
+    await this.pool.query('DELETE FROM claw_instances WHERE id = $1', [this.instanceId]).catch(() => undefined);
+    if (this.ownsPool) await this.pool.end();
+  }
+
+  location(id: string): string {
+    assertSessionId(id);
+    return `PostgreSQL session ${JSON.stringify(id)}`;
+  }
+
+  /** The epoch and token of a lease this log holds on `id`, if any. */
+  leaseOf(id: string): { epoch: number; lost: boolean } | undefined {
+    const held = this.held.get(id);
+    return held === undefined ? undefined : { epoch: held.epoch, lost: held.lost !== undefined };
+  }
+
+  private async register(): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO claw_instances (id, host, pid) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET seen_at = now()`,
+      [this.instanceId, os.hostname(), process.pid],
+    );
+  }
+
+  async acquire(id: string): Promise<PgSessionLease> {
+    this.location(id);
+    const token = randomUUID();
+    const holder = {
+      pid: process.pid,
+      host: os.hostname(),
+      startedAt: this.startedAt,
+      instance: this.instanceId,
+    };
+    for (let attempt = 0; ; attempt += 1) {
+      const claimed = await this.pool.query<{ epoch: string; previous_owner: string | null }>(
+        `INSERT INTO claw_sessions (id, owner, owner_instance, holder, epoch, lease_until)
+         VALUES ($1, $2, $3, $4, 1, now() + $5 * interval '1 millisecond')
+         ON CONFLICT (id) DO UPDATE SET
+           previous_owner = claw_sessions.owner,
+           owner = EXCLUDED.owner, owner_instance = EXCLUDED.owner_instance, holder = EXCLUDED.holder,
+           epoch = claw_sessions.epoch + 1, lease_until = EXCLUDED.lease_until
+         WHERE claw_sessions.owner IS NULL OR claw_sessions.lease_until <= now()
+         RETURNING epoch, previous_owner`,
+        [id, token, this.instanceId, JSON.stringify(holder), this.leaseMs],
+      );
+      const row = claimed.rows[0];
+      if (row !== undefined) {
+        return this.hold(id, token, holder, Number(row.epoch), row.previous_owner !== null);
+      }
+      const current = await this.pool.query<SessionRow>(
+        `SELECT ${holderColumns} FROM claw_sessions WHERE id = $1`,
+        [id],
+      );
+      const owner = current.rows[0];
+      // Released between the two statements: try again.
+      if (owner === undefined || owner.owner === null || !owner.live) {
+        if (attempt < 3) continue;
+      }
+      throw this.lockedError(id, owner?.holder ?? undefined);
+    }
+  }
+
+  private lockedError(id: string, holder: StoredHolder | undefined): SessionLockedError {
+    const who = holder === undefined
+      ? 'another claw instance'
+      : `claw instance ${holder.instance ?? '?'} (pid ${holder.pid} on ${holder.host}, started ${holder.startedAt})`;
+    return new SessionLockedError(
+      `Session ${JSON.stringify(id)} is in use by ${who}. Open it through that instance, ` +
+      'wait until it is given up (or its lease lapses), or use another session id.',
+      holder === undefined
+        ? { sessionId: id }
+        : {
+            sessionId: id,
+            holder: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
+          },
+    );
+  }
+
+  private hold(
+    id: string,
+    token: string,
+    holder: SessionLockHolder,
+    epoch: number,
+    tookOver: boolean,
+  ): PgSessionLease {
+    let resolveLost!: (error: SessionLeaseLostError) => void;
+    const lost = new Promise<SessionLeaseLostError>((resolve) => {
+      resolveLost = resolve;
+    });
+    const held: Held = {
+      token,
+      epoch,
+      lost: undefined,
+      resolveLost,
+      keeper: new LeaseKeeper({
+        renewEveryMs: this.renewEveryMs,
+        fenceAfterMs: this.leaseMs / 2,
+        setTimer: this.setTimer,
+        renew: async () => {
+          const renewed = await this.pool.query(
+            `UPDATE claw_sessions SET lease_until = now() + $3 * interval '1 millisecond'
+             WHERE id = $1 AND owner = $2 RETURNING 1`,
+            [id, token, this.leaseMs],
+          );
+          return renewed.rowCount === 1;
+        },
+        lost: (reason, cause) => this.loseLease(id, held, reason, cause),
+      }),
+    };
+    this.held.set(id, held);
+    held.keeper.start();
+    return {
+      holder: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
+      epoch,
+      tookOver,
+      lost,
+      release: async () => {
+        if (this.held.get(id) !== held) return;
+        this.held.delete(id);
+        held.keeper.stop();
+        if (held.lost !== undefined) return;
+        await releaseLease(this.pool, id, token);
+      },
+    };
+  }
+
+  private loseLease(
+    id: string,
+    held: Held,
+    reason: LeaseLossReason,
+    cause?: unknown,
+  ): SessionLeaseLostError {
+    if (held.lost !== undefined) return held.lost;
+    const error = new SessionLeaseLostError({ sessionId: id, reason, cause });
+    held.lost = error;
+    held.keeper.stop();
+    held.resolveLost(error);
+    this.onLeaseLost?.(error);
+    return error;
+  }
+
+  async load(id: string): Promise<StoredLog | undefined> {
+    const location = this.location(id);
+    const client = await this.connect(location, 'session_read_failed');
+    let broken = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const snapshotRow = await client.query<{ seq: string; body: string }>(
+        'SELECT seq, body FROM claw_snapshots WHERE session_id = $1',
+        [id],
+      );
+      const stored = snapshotRow.rows[0];
+      if (stored === undefined) {
+        await client.query('COMMIT');
+        return undefined;
+      }
+      const changes = await client.query<{ seq: string; at: string; change: string }>(
+        'SELECT seq, at, change FROM claw_changes WHERE session_id = $1 AND seq > $2 ORDER BY seq',
+        [id, stored.seq],
+      );
+      await client.query('COMMIT');
+      return {
+        snapshot: this.parse<SessionSnapshot>(stored.body, location, 0),
+        records: changes.rows.map((row, index) => ({
+          seq: Number(row.seq),
+          at: row.at,
+          change: this.parse<SessionChange>(row.change, location, index + 1),
+        })),
+        needsCompaction: false,
+      };
+    } catch (error) {
+      broken = true;
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (error instanceof SessionLogError) throw error;
+      throw new SessionLogError(
+        `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable, then retry.`,
+        { code: 'session_read_failed', location, cause: error },
+      );
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private parse<T>(text: string, location: string, record: number): T {
+    try {
+      return JSON.parse(text) as T;
+    } catch (error) {
+      throw new SessionLogError(
+        `${location} holds a record that is not JSON (record ${record}): restore the database from a backup or remove the session.`,
+        { code: 'session_corrupt', location, record, cause: error },
+      );
+    }
+  }
+
+  private async connect(location: string, code: 'session_read_failed' | 'session_write_failed'): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw new SessionLogError(
+        `Could not reach PostgreSQL for ${location}: ${errorMessage(error)}. Check that the database is up and reachable, then retry.`,
+        { code, location, cause: error },
+      );
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction on the session's row, locked, after checking that this log may
+   * write to it: the lease it holds is still its own (else `lease_lost`), or nobody else holds a
+   * live lease (else `session_locked`).
+   */
+  private async write<T>(
+    id: string,
+    options: { sync: boolean; create: boolean },
+    work: (client: pg.PoolClient, row: SessionRow | undefined, location: string) => Promise<T>,
+  ): Promise<T> {
+    const location = this.location(id);
+    const held = this.held.get(id);
+    if (held?.lost !== undefined) throw held.lost;
+    const client = await this.connect(location, 'session_write_failed');
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      // A write the caller does not wait to be durable skips the WAL flush; the order still holds.
+      if (!options.sync) await client.query('SET LOCAL synchronous_commit = off');
+      const current = await client.query<SessionRow>(
+        `SELECT ${holderColumns} FROM claw_sessions WHERE id = $1 FOR UPDATE`,
+        [id],
+      );
+      const row = current.rows[0];
+      if (held !== undefined) {
+        if (row?.owner !== held.token || Number(row.epoch) !== held.epoch) {
+          throw this.loseLease(id, held, 'taken_over');
+        }
+      } else if (row !== undefined && row.owner !== null && row.live) {
+        throw this.lockedError(id, row.holder ?? undefined);
+      }
+      const result = await work(client, row, location);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      broken = !(
+        error instanceof SessionLogError ||
+        error instanceof SessionLockedError ||
+        error instanceof SessionLeaseLostError
+      );
+      await client.query('ROLLBACK').catch(() => undefined);
+      if (!broken) throw error;
+      throw new SessionLogError(
+        `Could not write to ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable; the session is written again from memory on its next change.`,
+        { code: 'session_write_failed', location, cause: error },
+      );
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean },
+  ): Promise<AppendResult> {
+    return this.write(id, { sync: options.sync, create: false }, async (client, row, location) => {
+      if (row === undefined || !row.stored) {
+        throw new SessionLogError(`${location} does not exist: write a snapshot first.`, {
+          code: 'session_missing',
+          location,
+        });
+      }
+      let expected = Number(row.last_seq) + 1;
+      for (const record of records) {
+        if (record.seq !== expected) {
+          throw new SessionLogError(
+            `Cannot append change ${record.seq} to ${location}: the next change there is ` +
+            `${expected}. Another writer changed it; reload the session.`,
+            { code: 'session_seq_conflict', location },
+          );
+        }
+        expected += 1;
+      }
+      if (records.length === 0) return { compactionDue: false };
+      const last = expected - 1;
+      await client.query(
+        `INSERT INTO claw_changes (session_id, seq, at, change)
+         SELECT $1, seq, at, change FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r (seq, at, change)`,
+        [
+          id,
+          records.map((record) => record.seq),
+          records.map((record) => record.at),
+          records.map((record) => record.encoded ?? JSON.stringify(record.change)),
+        ],
+      );
+      const updated = await client.query<{ records_since_snapshot: number }>(
+        `UPDATE claw_sessions SET last_seq = $2, records_since_snapshot = records_since_snapshot + $3, updated_at = now()
+         WHERE id = $1 RETURNING records_since_snapshot`,
+        [id, last, records.length],
+      );
+      await client.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, last])]);
+      const sinceSnapshot = updated.rows[0]?.records_since_snapshot ?? 0;
+      return { compactionDue: sinceSnapshot >= this.compactAfterRecords };
+    });
+  }
+
+  async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+    await this.write(id, { sync: true, create: true }, async (client) => {
+      await client.query(
+        `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot) VALUES ($1, true, $2, 0)
+         ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0, updated_at = now()`,
+        [id, snapshot.seq],
+      );
+      await client.query('DELETE FROM claw_changes WHERE session_id = $1', [id]);
+      await client.query(
+        `INSERT INTO claw_snapshots (session_id, seq, body) VALUES ($1, $2, $3)
+         ON CONFLICT (session_id) DO UPDATE SET seq = $2, body = $3`,
+        [id, snapshot.seq, JSON.stringify(snapshot)],
+      );
+      await client.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, snapshot.seq])]);
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.write(id, { sync: true, create: false }, async (client, row) => {
+      if (row === undefined) return;
+      await client.query('DELETE FROM claw_changes WHERE session_id = $1', [id]);
+      await client.query('DELETE FROM claw_snapshots WHERE session_id = $1', [id]);
+      // The row carries the lease while someone holds it; otherwise nothing is left.
+      await client.query(
+        'UPDATE claw_sessions SET stored = false, last_seq = 0, records_since_snapshot = 0 WHERE id = $1',
+        [id],
+      );
+      await client.query('DELETE FROM claw_sessions WHERE id = $1 AND owner IS NULL', [id]);
+    });
+  }
+
+  async list(options: { limit?: number; after?: string } = {}): Promise<SessionPage> {
+    const limit = Math.max(1, options.limit ?? 100);
+    // "C" collation: the order of comparing the ids as strings, whatever the database's locale.
+    const rows = await this.pool.query<{ id: string }>(
+      `SELECT id FROM claw_sessions WHERE stored AND ($1::text IS NULL OR id COLLATE "C" > $1::text COLLATE "C")
+       ORDER BY id COLLATE "C" LIMIT $2`,
+      [options.after ?? null, limit + 1],
+    );
+    const ids = rows.rows.map((row) => row.id);
+    const page = ids.slice(0, limit);
+    const sessions = [];
+    for (const id of page) {
+      try {
+        const stored = await this.load(id);
+        if (stored !== undefined) sessions.push(summarize(stored.snapshot, stored.records));
+      } catch (error) {
+        // Sessions that cannot be read are left out; a database that is down is not.
+        if (!(error instanceof SessionLogError && error.code === 'session_corrupt')) throw error;
+      }
+    }
+    const last = page.at(-1);
+    return ids.length > limit && last !== undefined ? { sessions, next: last } : { sessions };
+  }
+}
+
+/** Gives a lease up; a session that was never stored leaves no row behind. */
+async function releaseLease(pool: pg.Pool, id: string, token: string): Promise<void> {
+  await pool.query('DELETE FROM claw_sessions WHERE id = $1 AND owner = $2 AND NOT stored', [id, token]);
+  await pool.query(
+    `UPDATE claw_sessions SET owner = NULL, owner_instance = NULL, holder = NULL, lease_until = NULL
+     WHERE id = $1 AND owner = $2`,
+    [id, token],
+  );
+}

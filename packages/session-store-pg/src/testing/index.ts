@@ -1,0 +1,7 @@
+export {
+  TestCluster,
+  postgresAvailable,
+  postgresBinDir,
+  startCluster,
+  type ClusterOptions,
+} from './cluster.js';
