@@ -6,14 +6,15 @@ type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
 // (the "@claw/source" export condition) and third-party packages bundled too, so that Node
 // resolves and reads a few files instead of hundreds, and statements nothing uses are dropped.
 //
-// Two bundles, no shared chunks: dist/main.js is what `claw --version`, `--help` and a usage
-// error run, and holds only what reading the command line needs (it imports nothing heavy);
-// dist/app.js is the rest (runtime, model client, tracing, sandbox, schemas), which main.js
-// loads with `import('./app.js')` once the command is known to need it. With code splitting the
-// modules both use (settings, errors) would land in a chunk that main.js loads at start, and
-// with them everything those modules import. The few small modules both bundles hold (errors,
-// the settings' defaults) are two copies: main.js hands app.js only plain data (the parsed
-// command), never an object whose class app.js would check.
+// Two builds: dist/main.js is what `claw --version`, `--help` and a usage error run, and holds
+// only what reading the command line needs (it imports nothing heavy); dist/app.js is the rest
+// (runtime, model client, tracing, sandbox, schemas), which main.js loads with
+// `import('./app.js')` once the command is known to need it. main.js is built without code
+// splitting: with it the modules both use (settings, errors) would land in a chunk that main.js
+// loads at start, and with them everything those modules import. The few small modules both
+// hold (errors, the settings' defaults) are two copies: main.js hands app.js only plain data (the
+// parsed command), never an object whose class app.js would check. app.js is built with code
+// splitting (below).
 const appChunk: EsbuildPlugin = {
   name: 'app-chunk-external',
   setup(build) {
@@ -23,21 +24,16 @@ const appChunk: EsbuildPlugin = {
   },
 };
 
-export default defineConfig({
-  entry: ['src/main.ts', 'src/app.ts'],
+// What both bundles share.
+const common = {
   format: ['esm'],
   target: 'node20',
   platform: 'node',
   sourcemap: true,
-  // dist/metafile-esm.json: what each bundle holds (a test keeps main.js light with it).
-  metafile: true,
-  clean: true,
-  splitting: false,
   // Bundling renames clashing names (`Foo` becomes `Foo2`); keep `.name` as written, since code
   // reads it (errors take their name from their class, openai's User-Agent from its client's).
   keepNames: true,
   noExternal: [/./],
-  esbuildPlugins: [appChunk],
   esbuildOptions(options) {
     // Workspace packages from source; "module" (esbuild's default, dropped once conditions are
     // set) picks the ES module builds of packages that have them, which tree-shaking can trim.
@@ -47,4 +43,26 @@ export default defineConfig({
   banner: {
     js: "import { createRequire as __clawCreateRequire } from 'node:module'; const require = __clawCreateRequire(import.meta.url);",
   },
-});
+  // `dist` is emptied by the build script: the two builds run side by side.
+  clean: false,
+} satisfies Options;
+
+export default defineConfig([
+  {
+    ...common,
+    entry: ['src/main.ts'],
+    // dist/metafile-esm.json: what main.js holds (a test keeps it light with it).
+    metafile: true,
+    splitting: false,
+    esbuildPlugins: [appChunk],
+  },
+  {
+    ...common,
+    entry: ['src/app.ts'],
+    // What app.js imports only on some paths (`import('@claw/mcp')` when a workspace has
+    // .claw/mcp.json, `import('@claw/a2a')` with .claw/a2a.json: the protocol SDKs, a third of
+    // the code) is a chunk of its own, loaded then; what both use lies in a chunk app.js loads
+    // at once, so every module exists once (its classes too).
+    splitting: true,
+  },
+]);
