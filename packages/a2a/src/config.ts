@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, errorMessage, expandEnvVariables, throwIfAborted } from '@claw/core';
+import { errnoCode, errorMessage, expandEnvVariables, parseConfigJson, throwIfAborted } from '@claw/core';
 import { z } from 'zod';
 import { A2aConfigError } from './errors.js';
 
@@ -79,26 +79,17 @@ export function parseA2aConfig(
   options: { file: string; env: Readonly<Record<string, string | undefined>> },
 ): A2aConfig {
   const { file } = options;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new A2aConfigError(
-      `${file} is not valid JSON (${errorMessage(error)}); it should look like ` +
-      '{"peers": {"reviewer": {"url": "https://agents.example.com/reviewer"}}}',
-      { file, cause: error },
-    );
-  }
-  const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new A2aConfigError(
-      `${file} is not a valid A2A configuration: ${z.prettifyError(parsed.error)}\nEach peer ` +
-      'needs "url" (the agent\'s base URL or its agent card URL); optional: "headers" ' +
+  const data = parseConfigJson(text, {
+    file,
+    schema: fileSchema,
+    kind: 'A2A',
+    example: '{"peers": {"reviewer": {"url": "https://agents.example.com/reviewer"}}}',
+    rules:
+      'Each peer needs "url" (the agent\'s base URL or its agent card URL); optional: "headers" ' +
       '(values may use ${ENV_VARIABLE}), "protocol" ("a2a" or "claw"), "description"',
-      { file, cause: parsed.error },
-    );
-  }
-  const peers = Object.entries(parsed.data.peers).map(([name, raw]): A2aPeer => {
+    fail: (message, cause) => new A2aConfigError(message, { file, cause }),
+  });
+  const peers = Object.entries(data.peers).map(([name, raw]): A2aPeer => {
     const fail = (message: string): never => {
       throw new A2aConfigError(`${file}: A2A peer "${name}": ${message}`, { file, peer: name });
     };

@@ -4,6 +4,7 @@ import {
   errnoCode,
   errorMessage,
   expandEnvVariables,
+  parseConfigJson,
   riskLevels,
   throwIfAborted,
   type RiskLevel,
@@ -127,27 +128,18 @@ export function parseMcpConfig(
   options: { file: string; env: Readonly<Record<string, string | undefined>> },
 ): McpConfig {
   const { file } = options;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new McpConfigError(
-      `${file} is not valid JSON (${errorMessage(error)}); it should look like ` +
-      '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "some-mcp-server"]}}}',
-      { file, cause: error },
-    );
-  }
-  const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new McpConfigError(
-      `${file} is not a valid MCP configuration: ${z.prettifyError(parsed.error)}\nEach server ` +
-      'needs "command" (with optional "args", "env") or "url" (with optional "headers"); ' +
-      'optional: "risk" (safe, mutating, dangerous), "tools" ({"<tool>": {"risk": ...}}), ' +
-      '"enabled", "startupTimeoutMs", "callTimeoutMs"',
-      { file, cause: parsed.error },
-    );
-  }
-  const servers = Object.entries(parsed.data.mcpServers).map(([name, raw]) =>
+  const data = parseConfigJson(text, {
+    file,
+    schema: fileSchema,
+    kind: 'MCP',
+    example: '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "some-mcp-server"]}}}',
+    rules:
+      'Each server needs "command" (with optional "args", "env") or "url" (with optional ' +
+      '"headers"); optional: "risk" (safe, mutating, dangerous), "tools" ({"<tool>": {"risk": ' +
+      '...}}), "enabled", "startupTimeoutMs", "callTimeoutMs"',
+    fail: (message, cause) => new McpConfigError(message, { file, cause }),
+  });
+  const servers = Object.entries(data.mcpServers).map(([name, raw]) =>
     resolveServer(name, raw, options));
   return { file, servers };
 }
