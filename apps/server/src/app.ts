@@ -65,7 +65,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
     shared = await sharedSessions(
       options,
       io,
-      (sessionId, reason) => server?.cancelSession(sessionId, reason),
+      (sessionId, reason) => server?.dropSession(sessionId, reason),
     );
     factory = new RuntimeFactory({
       ...(shared === undefined ? {} : { sessions: shared }),
@@ -131,7 +131,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
 /**
  * The PostgreSQL store of `--store` (else CLAW_STORE_URL), opened and migrated (SCALE-1, SCALE-6);
  * `undefined` for the file store (the default). A session whose lease this instance loses has its
- * task stopped (SCALE-2).
+ * task stopped and is unloaded (SCALE-2).
  */
 async function sharedSessions(
   options: ServeOptions,
@@ -144,6 +144,7 @@ async function sharedSessions(
   try {
     log = await PgSessionLog.open({
       connectionString: url,
+      ...(options.lease ?? {}),
       onLeaseLost: (error) => {
         io.err(`claw-server: ${error.message}`);
         void leaseLost(error.sessionId, error)?.catch(() => undefined);
@@ -155,7 +156,10 @@ async function sharedSessions(
       'that PostgreSQL (15 or later) is up and that the user may create tables',
     );
   }
-  io.err(`store: sessions in PostgreSQL at ${redacted(url)} (instance ${log.instanceId})`);
+  io.err(
+    `store: sessions in PostgreSQL at ${redacted(url)} (instance ${log.instanceId}; leases of ` +
+    `${log.leaseMs} ms renewed every ${log.renewEveryMs} ms)`,
+  );
   return new PgSessions({ log });
 }
 

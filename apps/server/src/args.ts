@@ -33,6 +33,11 @@ export interface ServeOptions {
    * (then CLAW_STORE_URL may set one; the file store is the default).
    */
   store: string | undefined;
+  /**
+   * With a PostgreSQL store: how long a session's lease lasts without renewal (SCALE-2), and how
+   * often it is renewed (default: a third of the lease). `undefined`: the store's defaults.
+   */
+  lease: { leaseMs: number; renewEveryMs: number } | undefined;
 }
 
 export type ServerCommand =
@@ -47,7 +52,12 @@ export const serveDefaults = {
   httpPort: 8081,
   shutdownGraceMs: 10_000,
   idleTimeoutMs: 30 * 60_000,
+  leaseMs: 10_000,
+  leaseRenewMs: 3_000,
 } as const;
+
+/** The shortest lease `--lease-ms` accepts: a shorter one lapses at the first slow query. */
+export const minLeaseMs = 1_000;
 
 const parseOptions = {
   workdir: { type: 'string', multiple: true },
@@ -62,6 +72,8 @@ const parseOptions = {
   'shutdown-grace-ms': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
   store: { type: 'string' },
+  'lease-ms': { type: 'string' },
+  'lease-renew-ms': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   ...settingFlagOptions,
@@ -124,6 +136,7 @@ export function parseServerArgs(argv: readonly string[]): ServerCommand {
       idleTimeoutMs: milliseconds(flags, 'idle-timeout-ms', serveDefaults.idleTimeoutMs),
       overrides: readSettingFlags(flags),
       store: storeFlag(stringFlag(flags, 'store'), '--store'),
+      lease: leaseFlags(flags),
     },
   };
 }
@@ -143,6 +156,29 @@ export function storeFlag(text: string | undefined, from: string): string | unde
     );
   }
   return text.trim();
+}
+
+/**
+ * `--lease-ms` and `--lease-renew-ms`, checked: a lease of at least {@link minLeaseMs}, renewed
+ * (by default every third of it) more often than every half lease, since the owner fences itself
+ * after half a lease without a renewal.
+ */
+function leaseFlags(values: FlagValues): ServeOptions['lease'] {
+  const leaseText = stringFlag(values, 'lease-ms');
+  const renewText = stringFlag(values, 'lease-renew-ms');
+  if (leaseText === undefined && renewText === undefined) return undefined;
+  const leaseMs = leaseText === undefined ? serveDefaults.leaseMs : wholeNumberFlag('lease-ms', leaseText, minLeaseMs);
+  const renewEveryMs = renewText === undefined
+    ? Math.floor(leaseMs / 3)
+    : wholeNumberFlag('lease-renew-ms', renewText, 1);
+  if (renewEveryMs >= leaseMs / 2) {
+    throw usage(
+      `--lease-renew-ms must be below half of the lease (${leaseMs} ms): the owner gives a session ` +
+      `up after half a lease without a renewal. Got ${renewEveryMs}; e.g. --lease-renew-ms ` +
+      `${Math.floor(leaseMs / 3)}, or leave it out (a third of the lease)`,
+    );
+  }
+  return { leaseMs, renewEveryMs };
 }
 
 function list(value: string | boolean | string[] | undefined): string[] {

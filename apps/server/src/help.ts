@@ -1,5 +1,5 @@
 import { settingFlagsHelp } from '@claw/runtime';
-import { serveDefaults } from './args.js';
+import { minLeaseMs, serveDefaults } from './args.js';
 
 /** The text of `claw-server --help` (CH-12). */
 export function helpText(version: string): string {
@@ -34,6 +34,11 @@ Listening:
   --store <url>                   where sessions are stored: file (default: <workdir>/.claw/
                                   sessions) or postgres://user@host/db, one PostgreSQL (15+)
                                   shared by several claw-server instances (else CLAW_STORE_URL)
+  --lease-ms <n>                  with a PostgreSQL store: how long an instance's hold on a
+                                  session lasts without renewal; another instance may take the
+                                  session over after it (default: ${s.leaseMs}, at least ${minLeaseMs})
+  --lease-renew-ms <n>            how often the hold is renewed, below half the lease
+                                  (default: a third of --lease-ms, ${s.leaseRenewMs} by default)
 
 Tasks (as claw; flag > environment > <workdir>/.claw/config.json > default):
   --approval ask|allow|deny       tools the policy would ask about: ask the connected clients

@@ -157,11 +157,12 @@ export class ClawServer {
   }
 
   /**
-   * Stops the task running on `sessionId`, if any (its tool processes are killed): for a session
+   * Lets `sessionId` go at once, whoever watches it: its task is stopped (its tool processes
+   * killed) and it is unloaded, so that opening it again reads it from the store. For a session
    * this instance no longer owns (SCALE-2, `lease_lost`).
    */
-  cancelSession(sessionId: string, reason: Error): Promise<void> {
-    return this.sessions.cancelSession(sessionId, reason);
+  dropSession(sessionId: string, reason: Error): Promise<void> {
+    return this.sessions.dropSession(sessionId, reason);
   }
 
   /** Stops the server in order (see the class); idempotent. */

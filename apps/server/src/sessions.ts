@@ -5,7 +5,7 @@ import { abortReason } from '@claw/core';
 import type { CreateRuntimeOptions, Runtime, RuntimeFactory } from '@claw/runtime';
 
 /** What the registry needs of the runtime factory. */
-export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions'>;
+export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions' | 'closeSession'>;
 
 export interface ServerSessionsOptions {
   factory: SessionFactory;
@@ -189,16 +189,39 @@ export class ServerSessions implements RuntimeSource {
     });
   }
 
-  /** Cancels the task running on `sessionId` (in any workspace) and waits for it to end. */
-  async cancelSession(sessionId: string, reason: Error): Promise<void> {
-    const entries = await Promise.allSettled([...this.entries.values()]);
-    await Promise.allSettled(
-      entries.map(async (settled) => {
-        if (settled.status !== 'fulfilled' || settled.value.sessionId !== sessionId) return;
-        settled.value.keeper.cancel(reason);
-        await settled.value.keeper.idle();
-      }),
+  /**
+   * Lets `sessionId` go (in any workspace) at once, for a session this server may no longer write
+   * (its lease was lost, SCALE-2): its task is canceled and its tool processes killed, and it is
+   * unloaded whoever watches it, so that opening it again reads it from the store (and is refused
+   * while another instance owns it) instead of showing what this server had in memory.
+   */
+  async dropSession(sessionId: string, reason: Error): Promise<void> {
+    const entries = (await Promise.allSettled([...this.entries.values()])).flatMap((settled) =>
+      settled.status === 'fulfilled' && settled.value.sessionId === sessionId ? [settled.value] : [],
     );
+    // The task first, while its clients still follow the session: they see it canceled.
+    await Promise.allSettled(entries.map(async (entry) => {
+      entry.keeper.cancel(reason);
+      await entry.keeper.idle();
+    }));
+    const unloading: Array<Promise<void>> = [];
+    for (const entry of entries) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+      // Closing waits for the session's last events to settle (their writes are refused).
+      const closed = entry.keeper.close({ cancel: false }).catch(() => undefined);
+      entry.unloading ??= closed.finally(() => {
+        void this.entries.get(entry.key)?.then((current) => {
+          if (current === entry) this.entries.delete(entry.key);
+        });
+      });
+      unloading.push(entry.unloading);
+    }
+    await Promise.allSettled(unloading);
+    // Then the host, whoever still holds it: what this server had of the session is dropped.
+    await this.options.factory.closeSession(sessionId, reason);
+    // The next welcome lists the session as the store has it.
+    this.stored = undefined;
   }
 
   /** Cancels every running task and waits for each to end (its history stays paired). */

@@ -206,7 +206,7 @@ export class SessionEventLog {
     return this.iterate(subscriber, options.signal);
   }
 
-  /** Ends every subscription (they finish normally). */
+  /** Ends every subscription (they finish normally, after the events already numbered). */
   close(): void {
     this.closed = true;
     for (const subscriber of this.subscribers) subscriber.wake?.();
@@ -250,7 +250,8 @@ export class SessionEventLog {
           yield next.event;
           continue;
         }
-        if (this.closed) return;
+        // Closed: done once the events numbered before it were delivered (writes still settling).
+        if (this.closed && this.inFlight.length === 0) return;
         await new Promise<void>((resolve) => {
           subscriber.wake = resolve;
         });

@@ -268,6 +268,21 @@ export class RuntimeFactory {
     return this.sessions.list(path.resolve(workDir));
   }
 
+  /**
+   * Lets session `sessionId` go in every workspace, now, whoever is attached: its task is
+   * canceled (its tool processes killed) and the session released. For a session this process
+   * may no longer write (its lease was lost, SCALE-2): the next `createRuntime` on it opens it
+   * again from the store instead of reusing what this process had in memory.
+   */
+  async closeSession(sessionId: string, reason: unknown = new Error('the session was closed')): Promise<void> {
+    const hosts = await Promise.allSettled([...this.hosts.values()]);
+    await Promise.allSettled(
+      hosts.map(async (host) => {
+        if (host.status === 'fulfilled' && host.value.sessionId === sessionId) await host.value.close(reason);
+      }),
+    );
+  }
+
   /** How many sessions have a host now (nothing is kept that nobody uses). */
   get openSessions(): number {
     return this.hosts.size;

@@ -163,6 +163,9 @@ export class SessionHost {
       this.approvals.setTask(undefined);
       this.setState('idle');
       return this.releaseIfUnused();
+    }).catch(() => {
+      // A session that could not be stored on release (its store is down, or its lease was lost)
+      // is reported to whoever closes the host; it must not bring the process down here.
     });
     return task;
   }

@@ -272,3 +272,32 @@ describe('the isolation probe is off the start-up path (PERF-2)', () => {
     expect(runtime.session.history().find((message) => message.role === 'tool')?.content).toContain('ran');
   });
 });
+
+describe('letting a session go at once (closeSession)', () => {
+  it('cancels its task, delivers the last events to its followers, then opens it afresh from the store', async () => {
+    const workDir = await tempWorkspace();
+    const { factory } = scriptedFactory([{ text: 'never', delayMs: 60_000 }, { text: 'again' }]);
+    const a = await factory.createRuntime({ workDir, sessionId: 's' });
+    const other = await factory.createRuntime({ workDir, sessionId: 'other' });
+    const events = a.events({ after: 0 });
+    a.start('long');
+    await until(events, (event) => event.type === 'thinking');
+    await factory.closeSession('s', new Error('the lease was lost'));
+    // The follower gets the task's end, then its iteration ends.
+    const rest = await until(events, () => false);
+    expect(rest.filter(isTaskEnd)).toEqual([
+      expect.objectContaining({ type: 'task_canceled', reason: 'the lease was lost' }),
+    ]);
+    // The other session is left alone.
+    expect(factory.openSessions).toBe(1);
+    expect(other.session.id).toBe('other');
+    expect(() => a.start('on the old host')).toThrow(/released/);
+    // This one is opened again, from what the store holds.
+    const b = await factory.createRuntime({ workDir, sessionId: 's' });
+    expect(b.session).not.toBe(a.session);
+    expect(b.session.history().map((message) => message.content)).toContain('long');
+    await b.close();
+    await other.close();
+    await a.close().catch(() => undefined);
+  });
+});

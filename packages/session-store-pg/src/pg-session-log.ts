@@ -129,8 +129,14 @@ export class PgSessionLog implements SessionLog {
   static async open(
     options: Omit<PgSessionLogOptions, 'pool'> & { connectionString: string; poolSize?: number; signal?: AbortSignal },
   ): Promise<PgSessionLog> {
-    const { connectionString, poolSize, signal, ...rest } = options;
-    const pool = new pg.Pool({ connectionString, max: poolSize ?? 10 });
+    const { connectionString, poolSize, signal, ...given } = options;
+    const rest = { ...given, instanceId: given.instanceId ?? randomUUID() };
+    // Each connection names its instance (pg_stat_activity, and triggers that audit writers).
+    const pool = new pg.Pool({
+      connectionString,
+      max: poolSize ?? 10,
+      application_name: `claw ${rest.instanceId}`.slice(0, 63),
+    });
     // A dropped idle connection is reported here; the next query takes a fresh one.
     pool.on('error', () => undefined);
     try {
