@@ -88,6 +88,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       httpPort: options.httpPort,
       allowOrigins: options.allowOrigins,
       idleTimeoutMs: options.idleTimeoutMs,
+      a2a: { approvalTimeoutMs: options.a2aApprovalTimeoutMs },
       version: packageJson.version,
       ...consoleFiles(),
     });

@@ -25,6 +25,11 @@ export interface ServeOptions {
   demo: boolean;
   shutdownGraceMs: number;
   idleTimeoutMs: number;
+  /**
+   * How long a tool call of an inbound A2A task waits for a console's answer before it is denied
+   * (A2A-2); 0 denies at once.
+   */
+  a2aApprovalTimeoutMs: number;
   /** The settings the flags set (`--model`, `--approval`, budgets, timeouts). */
   overrides: SettingOverrides;
   /**
@@ -52,6 +57,7 @@ export const serveDefaults = {
   httpPort: 8081,
   shutdownGraceMs: 10_000,
   idleTimeoutMs: 30 * 60_000,
+  a2aApprovalTimeoutMs: 60_000,
   leaseMs: 10_000,
   leaseRenewMs: 3_000,
 } as const;
@@ -70,6 +76,7 @@ const parseOptions = {
   'allow-origin': { type: 'string', multiple: true },
   demo: { type: 'boolean' },
   'shutdown-grace-ms': { type: 'string' },
+  'a2a-approval-timeout-ms': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
   store: { type: 'string' },
   'lease-ms': { type: 'string' },
@@ -134,6 +141,11 @@ export function parseServerArgs(argv: readonly string[]): ServerCommand {
       demo: values.demo === true,
       shutdownGraceMs: milliseconds(flags, 'shutdown-grace-ms', serveDefaults.shutdownGraceMs),
       idleTimeoutMs: milliseconds(flags, 'idle-timeout-ms', serveDefaults.idleTimeoutMs),
+      a2aApprovalTimeoutMs: milliseconds(
+        flags,
+        'a2a-approval-timeout-ms',
+        serveDefaults.a2aApprovalTimeoutMs,
+      ),
       overrides: readSettingFlags(flags),
       store: storeFlag(stringFlag(flags, 'store'), '--store'),
       lease: leaseFlags(flags),

@@ -31,6 +31,9 @@ Listening:
                                   before they are canceled (default: ${s.shutdownGraceMs})
   --idle-timeout-ms <n>           a session no client watched for this long has its pending
                                   approvals denied and is unloaded (default: ${s.idleTimeoutMs})
+  --a2a-approval-timeout-ms <n>   a tool call of a task sent over A2A waits this long for an
+                                  answer in a console before it is denied; with no console on
+                                  the session it is denied at once (default: ${s.a2aApprovalTimeoutMs})
   --store <url>                   where sessions are stored: file (default: <workdir>/.claw/
                                   sessions) or postgres://user@host/db, one PostgreSQL (15+)
                                   shared by several claw-server instances (else CLAW_STORE_URL)

@@ -5,6 +5,7 @@ import { findUnpairedCalls } from '@claw/core';
 import { FileSessionManager } from '@claw/session-store';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseServerArgs, serveDefaults } from '../src/args.js';
 import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
 import { ServerProcess, killServers, processesWith, serverEnv } from './process.js';
 
@@ -26,10 +27,21 @@ async function folder(): Promise<string> {
 }
 
 describe('the claw-server command line (CH-12)', () => {
+  it('--a2a-approval-timeout-ms sets how long an inbound A2A call waits for a console (A2A-2)', () => {
+    const timeoutOf = (argv: string[]): number | undefined => {
+      const command = parseServerArgs(argv);
+      return command.kind === 'serve' ? command.options.a2aApprovalTimeoutMs : undefined;
+    };
+    expect(timeoutOf([])).toBe(serveDefaults.a2aApprovalTimeoutMs);
+    expect(timeoutOf(['--a2a-approval-timeout-ms', '1500'])).toBe(1500);
+    expect(timeoutOf(['--a2a-approval-timeout-ms', '0'])).toBe(0);
+  });
+
+
   it('--help answers the options and --version the version; bad usage exits 2 saying what to do', async () => {
     const help = await ServerProcess.run(['--help']);
     expect(help.status).toBe(0);
-    for (const option of ['--workdir', '--port-file', '--token-file', '--allow-remote', '--allow-origin', '--demo', '--idle-timeout-ms']) {
+    for (const option of ['--workdir', '--port-file', '--token-file', '--allow-remote', '--allow-origin', '--demo', '--idle-timeout-ms', '--a2a-approval-timeout-ms']) {
       expect(help.stdout).toContain(option);
     }
     const version = await ServerProcess.run(['--version']);
@@ -37,6 +49,7 @@ describe('the claw-server command line (CH-12)', () => {
     const cases: Array<[string[], RegExp]> = [
       [['--nope'], /unknown option --nope; run `claw-server --help`/],
       [['--tcp-port', 'x'], /--tcp-port needs a whole number/],
+      [['--a2a-approval-timeout-ms', 'soon'], /--a2a-approval-timeout-ms needs a whole number/],
       [['--allow-origin', 'https://a.example/path'], /--allow-origin takes an origin/],
       [['--workdir', '/definitely/not/here'], /does not exist/],
       [['--host', '0.0.0.0'], /refusing to listen on 0\.0\.0\.0.*--allow-remote/],
