@@ -37,7 +37,6 @@ describe('the claw-server command line (CH-12)', () => {
     expect(timeoutOf(['--a2a-approval-timeout-ms', '0'])).toBe(0);
   });
 
-
   it('--help answers the options and --version the version; bad usage exits 2 saying what to do', async () => {
     const help = await ServerProcess.run(['--help']);
     expect(help.status).toBe(0);
