@@ -24,6 +24,14 @@ const targets = { turn: 1.3, firstRequest: 1.25, startupMs: 50 };
 const root = path.resolve(import.meta.dirname, '..', '..');
 // BENCH_CLAW_MAIN runs another build of claw (e.g. an older one) in the built one's place.
 const clawMain = path.resolve(process.env.BENCH_CLAW_MAIN ?? path.join(root, 'apps', 'cli', 'dist', 'main.js'));
+// BENCH_COMPARE: more builds of claw (main.js paths, comma-separated), run interleaved with the
+// others as contenders "claw B", "claw C", …: an A/B of a change in one run, where the machine's
+// drift between runs cannot pass for an effect.
+const compareMains = (process.env.BENCH_COMPARE ?? '')
+  .split(',')
+  .filter((entry) => entry.trim() !== '')
+  .map((entry) => path.resolve(entry.trim()));
+const compareNames = compareMains.map((_, index) => `claw ${String.fromCharCode(66 + index)}`);
 const bareMain = path.join(import.meta.dirname, 'bare.mjs');
 const prompt = 'Read the four files, again and again.';
 
@@ -106,13 +114,15 @@ async function freshWorkspace() {
   return workDir;
 }
 
+const clawTask = (main) => (workDir) => [
+  main, '-p', prompt, '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow',
+  // 51 model calls; the default limit is 20.
+  '--max-turns', String(turns + 10),
+];
 const contenders = {
   bare: (workDir) => [bareMain, prompt, workDir],
-  claw: (workDir) => [
-    clawMain, '-p', prompt, '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow',
-    // 51 model calls; the default limit is 20.
-    '--max-turns', String(turns + 10),
-  ],
+  claw: clawTask(clawMain),
+  ...Object.fromEntries(compareNames.map((name, index) => [name, clawTask(compareMains[index])])),
 };
 
 /** One run of a contender in a fresh workspace, checked to have done all the work. */
@@ -126,7 +136,7 @@ async function runTask(name) {
     if (result.arrivals.length !== turns + 1) {
       throw problem(`made ${result.arrivals.length} model requests, expected ${turns + 1}`);
     }
-    if (name === 'claw') {
+    if (name !== 'bare') {
       const last = JSON.parse(result.stdout.trim().split('\n').at(-1));
       if (last.type !== 'task_completed') throw problem(`ended with ${last.type}`);
     } else if (result.stdout.trim() !== 'All files read.') {
@@ -150,14 +160,18 @@ const startupCommands = {
   'claw --help': [clawMain, '--help'],
 };
 
-const tasks = { bare: [], claw: [] };
+const tasks = Object.fromEntries(Object.keys(contenders).map((name) => [name, []]));
 const startup = Object.fromEntries(Object.keys(startupCommands).map((name) => [name, []]));
 try {
   // Warm-up (not measured): the files of both into the page cache, the fake server's JIT.
-  await runTask('claw');
-  await runTask('bare');
+  const contenderNames = Object.keys(contenders);
+  for (const name of contenderNames) await runTask(name);
   for (let run = 0; run < runs; run += 1) {
-    const order = run % 2 === 0 ? ['claw', 'bare'] : ['bare', 'claw'];
+    // Each run starts with another contender, and every other run goes the other way round.
+    const rotated = contenderNames.map(
+      (_, index) => contenderNames[(index + run) % contenderNames.length],
+    );
+    const order = run % 2 === 0 ? rotated : rotated.reverse();
     for (const name of order) {
       tasks[name].push(await runTask(name));
       process.stderr.write('.');
@@ -221,6 +235,13 @@ for (const [label, s] of [['bare openai loop', bare], ['claw -p', claw]]) {
   row(label, keys.map((key, index) => ms(s[key], digits[index])));
 }
 row('claw / bare', keys.map((key) => times(ratio(key))));
+for (const [index, name] of compareNames.entries()) {
+  const other = summary[name];
+  console.log(`${name}: ${compareMains[index]}`);
+  row(name, keys.map((key, column) => ms(other[key], digits[column])));
+  row(`${name} / bare`, keys.map((key) => times(other[key] / bare[key])));
+  row(`${name} / claw`, keys.map((key) => times(other[key] / claw[key])));
+}
 const range = ([low, high]) => `${ms(low, 1)} … ${ms(high, 1)}`;
 console.log(
   `\nstart → first request, range over the runs: bare ${range(bare.firstRequestRange)}, ` +
