@@ -1,6 +1,7 @@
-import { access, realpath } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolRegistry, type ToolSource } from '@claw/engine';
+import { PerWorkspace } from './per-workspace.js';
 
 /** How a factory offers delegation to remote agents (`delegate_agent`, A2A-1). */
 export interface A2aOptions {
@@ -17,7 +18,7 @@ export interface A2aOptions {
  * call, so a peer added while claw runs can be used at once.
  */
 export class WorkspaceA2a {
-  private readonly workspaces = new Map<string, Promise<ToolSource | undefined>>();
+  private readonly workspaces = new PerWorkspace((root) => this.make(root));
 
   constructor(
     private readonly options: A2aOptions,
@@ -27,16 +28,7 @@ export class WorkspaceA2a {
   /** The workspace's A2A tools; `undefined` without `.claw/a2a.json`. */
   async tools(workDir: string): Promise<ToolSource | undefined> {
     if (this.options.enabled === false) return undefined;
-    const root = await realpath(workDir).catch(() => path.resolve(workDir));
-    let made = this.workspaces.get(root);
-    if (made === undefined) {
-      made = this.make(root);
-      this.workspaces.set(root, made);
-      made.catch(() => {
-        if (this.workspaces.get(root) === made) this.workspaces.delete(root);
-      });
-    }
-    return made;
+    return this.workspaces.get(workDir);
   }
 
   private async make(root: string): Promise<ToolSource | undefined> {

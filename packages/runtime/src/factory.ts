@@ -365,8 +365,7 @@ export class RuntimeFactory {
 
   private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
     // Before anything is held: a configuration that cannot be used leaves nothing to release.
-    const mcp = await this.mcp.servers(workDir);
-    const a2a = await this.a2a.tools(workDir);
+    const [mcp, a2a] = await Promise.all([this.mcp.servers(workDir), this.a2a.tools(workDir)]);
     const runTools: ToolSource | undefined = a2a === undefined
       ? mcp
       : mcp === undefined ? a2a : joinToolSources(mcp, a2a);

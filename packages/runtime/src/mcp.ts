@@ -1,4 +1,4 @@
-import { access, realpath } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import path from 'node:path';
 import type {
   McpServers,
@@ -8,6 +8,7 @@ import type {
   ReconnectPolicy,
   SetTimer,
 } from '@claw/mcp';
+import { PerWorkspace } from './per-workspace.js';
 
 /**
  * `@claw/mcp` (the MCP SDK, its schemas and JSON Schema validator) is loaded only for a workspace
@@ -44,13 +45,24 @@ export interface McpOptions {
  * anew.
  */
 export class WorkspaceMcp {
-  private readonly workspaces = new Map<string, Promise<McpServers | undefined>>();
+  private readonly workspaces: PerWorkspace<McpServers | undefined>;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: McpOptions,
     private readonly env: Readonly<Record<string, string | undefined>>,
-  ) {}
+  ) {
+    this.workspaces = new PerWorkspace((root) => {
+      const { onWarning, setTimer, reconnect } = this.options;
+      return openIfConfigured({
+        workDir: root,
+        env: this.env,
+        ...(setTimer === undefined ? {} : { setTimer }),
+        ...(reconnect === undefined ? {} : { reconnect }),
+        ...(onWarning === undefined ? {} : { onWarning: (warning) => onWarning(warning, root) }),
+      });
+    });
+  }
 
   /**
    * The workspace's servers, starting (not waited for); `undefined` without `.claw/mcp.json`.
@@ -59,23 +71,7 @@ export class WorkspaceMcp {
    */
   async servers(workDir: string): Promise<McpServers | undefined> {
     if (this.options.enabled === false || this.closing !== undefined) return undefined;
-    const root = await realpath(workDir).catch(() => path.resolve(workDir));
-    let opening = this.workspaces.get(root);
-    if (opening === undefined) {
-      const { onWarning } = this.options;
-      opening = openIfConfigured({
-        workDir: root,
-        env: this.env,
-        ...(this.options.setTimer === undefined ? {} : { setTimer: this.options.setTimer }),
-        ...(this.options.reconnect === undefined ? {} : { reconnect: this.options.reconnect }),
-        ...(onWarning === undefined ? {} : { onWarning: (warning) => onWarning(warning, root) }),
-      });
-      this.workspaces.set(root, opening);
-      opening.catch(() => {
-        if (this.workspaces.get(root) === opening) this.workspaces.delete(root);
-      });
-    }
-    const servers = await opening;
+    const servers = await this.workspaces.get(workDir);
     servers?.start();
     return servers;
   }
@@ -83,7 +79,7 @@ export class WorkspaceMcp {
   /** Closes the servers of every workspace (HTTP sessions deleted, children killed). */
   close(): Promise<void> {
     this.closing ??= Promise.allSettled(
-      [...this.workspaces.values()].map(async (opening) => (await opening)?.close()),
+      this.workspaces.all().map(async (opening) => (await opening)?.close()),
     ).then(() => undefined);
     return this.closing;
   }
