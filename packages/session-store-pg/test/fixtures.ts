@@ -1,4 +1,5 @@
 import type { SessionSnapshot } from '@claw/session-store';
+import { emptySnapshot as emptyConformanceSnapshot } from '@claw/session-store/testing';
 import { afterAll } from 'vitest';
 import { PgSessionLog, type PgSessionLogOptions } from '../src/index.js';
 import { startCluster, type TestCluster } from '../src/testing/index.js';
@@ -68,18 +69,7 @@ export class ManualTimers {
   }
 }
 
-/** A stored session with nothing in it yet. */
+/** A stored session with nothing in it yet, in a workspace every instance shares. */
 export function emptySnapshot(id: string, workDir = '/shared/workspace'): SessionSnapshot {
-  return {
-    id,
-    workDir,
-    createdAt: '2030-01-01T00:00:00.000Z',
-    updatedAt: '2030-01-01T00:00:00.000Z',
-    seq: 0,
-    eventSeq: 0,
-    history: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    cost: { usd: 0, unpricedCalls: 0 },
-    journal: { active: false, calls: [] },
-  };
+  return emptyConformanceSnapshot(id, { workDir });
 }

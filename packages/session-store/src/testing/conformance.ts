@@ -1,8 +1,9 @@
 import type { Message, SessionEvent } from '@claw/core';
 import { describe, expect, it } from 'vitest';
 import { SessionLockedError, SessionLogError, SessionStoreError } from '../errors.js';
-import type { LogRecord, SessionLog, SessionSnapshot } from '../session-log.js';
+import type { LogRecord, SessionLog } from '../session-log.js';
 import { SessionStore } from '../session-store.js';
+import { emptySnapshot } from './snapshots.js';
 
 /** How the conformance suite gets at a backend. */
 export interface SessionLogBackend {
@@ -18,22 +19,6 @@ export interface SessionLogBackend {
 }
 
 const workDir = '/conformance/workspace';
-
-function snapshot(id: string, overrides: Partial<SessionSnapshot> = {}): SessionSnapshot {
-  return {
-    id,
-    workDir,
-    createdAt: '2030-01-01T00:00:00.000Z',
-    updatedAt: '2030-01-01T00:00:00.000Z',
-    seq: 0,
-    eventSeq: 0,
-    history: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    cost: { usd: 0, unpricedCalls: 0 },
-    journal: { active: false, calls: [] },
-    ...overrides,
-  };
-}
 
 const at = (second: number) => `2030-01-01T00:00:${String(second).padStart(2, '0')}.000Z`;
 
@@ -98,7 +83,7 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
     it('stores a snapshot and the records after it exactly, in order', withLog(async (log) => {
       const id = 's-1';
       const big = 'x'.repeat(1024 * 1024);
-      await log.compact(id, snapshot(id, { history: [{ role: 'user', content: 'hello' }] }));
+      await log.compact(id, emptySnapshot(id, { history: [{ role: 'user', content: 'hello' }] }));
       const records = [
         append(1, { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', arguments: '{"command":"ls"}' }] }),
         append(2, { role: 'tool', toolCallId: 'c1', content: `日本語 — naïve ✓ ${big}`, isError: true }),
@@ -110,7 +95,7 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       await log.append(id, records.slice(2), { sync: true });
 
       const loaded = await log.load(id);
-      expect(loaded?.snapshot).toEqual(snapshot(id, { history: [{ role: 'user', content: 'hello' }] }));
+      expect(loaded?.snapshot).toEqual(emptySnapshot(id, { history: [{ role: 'user', content: 'hello' }] }));
       expect(plain(loaded?.records ?? [])).toEqual(plain(records));
       expect(loaded?.needsCompaction).toBe(false);
       const other = await backend.reopen(log);
@@ -119,7 +104,7 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
 
     it('rejects an append whose seq does not follow the last one, writing nothing', withLog(async (log) => {
       const id = 'conflict';
-      await log.compact(id, snapshot(id));
+      await log.compact(id, emptySnapshot(id));
       await log.append(id, [append(1, { role: 'user', content: 'one' })], { sync: false });
       for (const records of [
         [append(1, { role: 'user', content: 'again' })],
@@ -138,9 +123,9 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
 
     it('compacts: the new snapshot replaces everything, and appends go on after its seq', withLog(async (log) => {
       const id = 'compact';
-      await log.compact(id, snapshot(id));
+      await log.compact(id, emptySnapshot(id));
       await log.append(id, [append(1, { role: 'user', content: 'one' }), append(2, { role: 'user', content: 'two' })], { sync: false });
-      const compacted = snapshot(id, {
+      const compacted = emptySnapshot(id, {
         seq: 2,
         eventSeq: 7,
         updatedAt: at(2),
@@ -160,7 +145,7 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
     }));
 
     it('removes a session; removing one that is not there does nothing', withLog(async (log) => {
-      await log.compact('gone', snapshot('gone'));
+      await log.compact('gone', emptySnapshot('gone'));
       await log.remove('gone');
       await log.remove('gone');
       expect(await log.load('gone')).toBeUndefined();
@@ -169,7 +154,7 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
 
     it('lists every session once, paged in id order, with its workDir and totals', withLog(async (log) => {
       const ids = ['e', 'a', 'c', 'b', 'd'];
-      for (const id of ids) await log.compact(id, snapshot(id));
+      for (const id of ids) await log.compact(id, emptySnapshot(id));
       await log.append('c', [append(1, { role: 'user', content: 'hi' }), eventRecord(2, event('c', 1, 'x'))], { sync: false });
       const seen: string[] = [];
       let after: string | undefined;

@@ -1,1 +1,2 @@
 export { describeSessionLog, type SessionLogBackend } from './conformance.js';
+export { emptySnapshot } from './snapshots.js';
