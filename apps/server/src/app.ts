@@ -14,7 +14,7 @@ import {
   type Settings,
 } from '@claw/runtime';
 import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
-import { PgSessionLog, PgSessions } from '@claw/session-store-pg';
+import type { PgSessionLog, PgSessions } from '@claw/session-store-pg';
 import { storeFlag, type ServeOptions } from './args.js';
 import { ClawServer, type ServerAddress } from './server.js';
 import { isLoopback, urlHost } from './security.js';
@@ -141,9 +141,11 @@ async function sharedSessions(
 ): Promise<PgSessions | undefined> {
   const url = options.store ?? storeFlag(io.env.CLAW_STORE_URL, 'CLAW_STORE_URL');
   if (url === undefined || url === 'file') return undefined;
+  // Loaded only for a PostgreSQL store: the file store's server never loads `pg`.
+  const { PgSessionLog: SessionLog, PgSessions: Sessions } = await import('@claw/session-store-pg');
   let log: PgSessionLog;
   try {
-    log = await PgSessionLog.open({
+    log = await SessionLog.open({
       connectionString: url,
       ...(options.lease ?? {}),
       onLeaseLost: (error) => {
@@ -161,7 +163,7 @@ async function sharedSessions(
     `store: sessions in PostgreSQL at ${redacted(url)} (instance ${log.instanceId}; leases of ` +
     `${log.leaseMs} ms renewed every ${log.renewEveryMs} ms)`,
   );
-  return new PgSessions({ log });
+  return new Sessions({ log });
 }
 
 /** The URL without its password, for messages. */
