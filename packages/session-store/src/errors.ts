@@ -15,6 +15,7 @@ export type SessionStoreErrorCode =
   | 'session_locked'
   | 'session_workdir_conflict'
   | 'session_deleted'
+  | 'session_owner_unreachable'
   | 'session_store_closed';
 
 /** Codes the user fixes by changing how claw is run, not by retrying (see `isUserError`). */
@@ -49,6 +50,7 @@ export type SessionLogErrorCode = Extract<
   | 'session_write_failed'
   | 'session_missing'
   | 'session_seq_conflict'
+  | 'session_owner_unreachable'
 >;
 
 /**

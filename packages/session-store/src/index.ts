@@ -17,7 +17,7 @@ export type {
   SessionSummary,
   StoredLog,
 } from './session-log.js';
-export type { SessionChange, RepairInsert } from './session-state.js';
+export type { OpenTask, SessionChange, RepairInsert } from './session-state.js';
 export type {
   GetOrCreateOptions,
   PersistentSession,
@@ -25,6 +25,14 @@ export type {
   SessionManager,
 } from './session-manager.js';
 export { SessionStore, type SessionStoreOptions } from './session-store.js';
+export {
+  SessionReplica,
+  isSessionRelay,
+  type RelayReply,
+  type RelayRequest,
+  type SessionOwner,
+  type SessionRelay,
+} from './session-relay.js';
 export {
   FileSessionLog,
   defaultCompactMinBytes,

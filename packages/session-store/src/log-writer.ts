@@ -1,6 +1,6 @@
 import { SerialQueue } from '@claw/core';
 import { SessionLogError, SessionStoreError } from './errors.js';
-import type { LogRecord, SessionLog } from './session-log.js';
+import type { LogRecord, SessionLog, SessionSnapshot } from './session-log.js';
 import { snapshotOf, type SessionState } from './session-state.js';
 
 /** Where a session's changes go (`StoredSession` hands every change to one). */
@@ -32,6 +32,12 @@ export interface LogWriterOptions {
   needsSnapshot: boolean;
   /** Flush every write to the disk hardware. */
   syncEveryWrite: boolean;
+  /**
+   * For a new session: its empty snapshot. The first write then stores it and appends the
+   * changes made since as records (instead of one snapshot that holds them), so that readers
+   * that follow the records see every event (SCALE-4).
+   */
+  startEmpty?: SessionSnapshot;
 }
 
 /**
@@ -52,6 +58,7 @@ export class LogWriter implements SessionWriter {
   private pending: Pending[] = [];
   private persistedSeq: number;
   private needsSnapshot: boolean;
+  private startEmpty: SessionSnapshot | undefined;
   private conflict: SessionLogError | undefined;
   /** The write of this tick's changes, once one was asked for. */
   private scheduled: Promise<void> | undefined;
@@ -63,6 +70,7 @@ export class LogWriter implements SessionWriter {
     this.syncEveryWrite = options.syncEveryWrite;
     this.persistedSeq = options.persistedSeq;
     this.needsSnapshot = options.needsSnapshot;
+    this.startEmpty = options.startEmpty;
   }
 
   write(record: LogRecord, options: { sync: boolean }): Promise<void> {
@@ -91,6 +99,16 @@ export class LogWriter implements SessionWriter {
     if (this.conflict !== undefined) throw this.conflict;
     // A batch or a snapshot written by an earlier task may already hold this change.
     if (this.persistedSeq >= seq) return;
+    const empty = this.startEmpty;
+    // Every change since the empty snapshot is still pending: store it, then them as records.
+    const allPending = this.pending[0]?.record.seq === (empty?.seq ?? 0) + 1;
+    if (this.needsSnapshot && empty !== undefined && allPending) {
+      await this.log.compact(this.id, empty);
+      this.startEmpty = undefined;
+      this.needsSnapshot = false;
+      this.persistedSeq = empty.seq;
+    }
+    this.startEmpty = undefined;
     if (this.needsSnapshot) {
       await this.writeSnapshot();
       return;

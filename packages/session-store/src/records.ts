@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import {
   messageSchema,
+  sessionRunStates,
   toolCallSchema,
   type CostTotals,
   type Message,
   type SessionEvent,
+  type SessionRunState,
   type ToolCall,
   type Usage,
 } from '@claw/core';
 import type { SessionSnapshot } from './session-log.js';
-import type { RepairInsert, SessionChange } from './session-state.js';
+import type { OpenTask, RepairInsert, SessionChange } from './session-state.js';
 
 /**
  * The version of the records claw writes (`"v"`). Version 2 added events (RT-3) and the event
@@ -70,6 +72,7 @@ export function encodeSnapshot(snapshot: SessionSnapshot): string {
       usage: snapshot.usage,
       cost: snapshot.cost,
       journal: snapshot.journal,
+      ...(snapshot.openTask === undefined ? {} : { openTask: snapshot.openTask }),
     },
   });
 }
@@ -222,6 +225,28 @@ function snapshot(value: unknown, seq: number): SessionSnapshot {
     usage: usage(session.usage, 'session.usage'),
     cost: cost(session.cost, 'session.cost'),
     journal: { active: flag(journal.active, 'session.journal.active'), calls: entries },
+    // Older snapshots (and those taken with no task running) have none.
+    ...(session.openTask === undefined ? {} : { openTask: openTask(session.openTask) }),
+  };
+}
+
+function openTask(value: unknown): OpenTask {
+  const task = fields(value, 'session.openTask');
+  const state = text(task.state, 'session.openTask.state');
+  if (!(sessionRunStates as readonly string[]).includes(state)) {
+    throw new RecordProblem(`session.openTask.state is ${JSON.stringify(state)}, not a state`);
+  }
+  return {
+    taskId: text(task.taskId, 'session.openTask.taskId'),
+    prompt: text(task.prompt, 'session.openTask.prompt'),
+    state: state as SessionRunState,
+    approvals: list(task.approvals, 'session.openTask.approvals').map((item) => {
+      const asked = event(item);
+      if (asked.type !== 'approval_request') {
+        throw new RecordProblem('session.openTask.approvals holds an event that is not an approval_request');
+      }
+      return asked;
+    }),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { CostTotals, Message, Usage } from '@claw/core';
 import type { SessionLockHolder } from './errors.js';
-import type { SessionChange } from './session-state.js';
+import type { OpenTask, SessionChange } from './session-state.js';
 
 /** Everything a session keeps, as one value (SES-1): what a snapshot stores. */
 export interface SessionSnapshot {
@@ -23,6 +23,8 @@ export interface SessionSnapshot {
     active: boolean;
     calls: Array<{ id: string; started: boolean; finished: boolean }>;
   };
+  /** The task running when the snapshot was taken, as its events say; absent when none was. */
+  openTask?: OpenTask;
 }
 
 /** One change of a session with its number and time: what one log record holds. */

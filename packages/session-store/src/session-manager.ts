@@ -1,6 +1,7 @@
 import type { AgentSession, SessionEvent, SessionEventBody, ToolCall } from '@claw/core';
 import type { RepairedCall } from './repair.js';
 import type { SessionSummary } from './session-log.js';
+import type { OpenTask } from './session-state.js';
 
 /**
  * A session a `SessionManager` keeps (SES-1): id, workDir, createdAt, updatedAt, history, token
@@ -49,6 +50,8 @@ export interface PersistentSession extends AgentSession {
    * and without gaps (empty for a new session, or when a snapshot just compacted them away).
    */
   storedEvents(): readonly SessionEvent[];
+  /** The task the session's events say is running (left so by a process that stopped). */
+  openTask(): OpenTask | undefined;
   /**
    * Resolves once every change is stored; after a failed write, tries to store the whole
    * session again.

@@ -5,6 +5,8 @@ import {
   type CostTotals,
   type Message,
   type SessionEvent,
+  type SessionEventOf,
+  type SessionRunState,
   type ToolCall,
   type ToolMessage,
   type Usage,
@@ -35,6 +37,51 @@ export interface SessionState {
   journalActive: boolean;
   /** Journal entries of calls that have no Observation yet. */
   journal: Map<string, JournalEntry>;
+  /** The task the session's events say is running (see {@link OpenTask}). */
+  openTask: OpenTask | undefined;
+}
+
+/**
+ * The task a session's events say is running: started and not ended (RT-3). Snapshots keep it,
+ * so that a process that reads the session after a compaction still knows it: another instance
+ * serving the session (SCALE-4), or the one that takes it over and ends it (SCALE-3).
+ */
+export interface OpenTask {
+  taskId: string;
+  prompt: string;
+  state: SessionRunState;
+  /** Its questions still waiting for an answer, as their `approval_request` events. */
+  approvals: Array<SessionEventOf<'approval_request'>>;
+}
+
+/** The open task after `event`. */
+function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask | undefined {
+  switch (event.type) {
+    case 'task_started':
+      return { taskId: event.task_id, prompt: event.content, state: 'running', approvals: [] };
+    case 'state':
+      return open === undefined ? undefined : { ...open, state: event.state };
+    case 'approval_request':
+      return open === undefined ? undefined : { ...open, approvals: [...open.approvals, event] };
+    case 'approval_resolved':
+      return open === undefined
+        ? undefined
+        : {
+            ...open,
+            approvals: open.approvals.filter((asked) => asked.request_id !== event.request_id),
+          };
+    case 'task_completed':
+    case 'task_canceled':
+    case 'task_failed':
+      return undefined;
+    case 'thinking':
+    case 'text_delta':
+    case 'text_completed':
+    case 'tool_call':
+    case 'tool_result':
+    case 'usage':
+      return open;
+  }
 }
 
 /** One Observation inserted by repair, at its index in the repaired history. */
@@ -72,6 +119,7 @@ export function newSessionState(options: {
     cost: { usd: 0, unpricedCalls: 0 },
     journalActive: false,
     journal: new Map(),
+    openTask: undefined,
   };
 }
 
@@ -138,6 +186,7 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
         );
       }
       state.eventSeq = change.event.seq;
+      state.openTask = followTask(state.openTask, change.event);
       break;
   }
   state.updatedAt = at;
@@ -172,6 +221,7 @@ export function snapshotOf(state: SessionState): SessionSnapshot {
       active: state.journalActive,
       calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
     },
+    ...(state.openTask === undefined ? {} : { openTask: state.openTask }),
   };
 }
 
@@ -191,5 +241,6 @@ export function stateOf(snapshot: SessionSnapshot, workDir: string): SessionStat
     journal: new Map(
       snapshot.journal.calls.map(({ id, started, finished }) => [id, { started, finished }]),
     ),
+    openTask: snapshot.openTask,
   };
 }

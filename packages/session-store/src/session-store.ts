@@ -14,9 +14,11 @@ import {
   applyChange,
   ChangeMismatch,
   newSessionState,
+  snapshotOf,
   stateOf,
   type SessionState,
 } from './session-state.js';
+import { isSessionRelay } from './session-relay.js';
 import { StoredSession } from './stored-session.js';
 
 /** Options of {@link SessionStore}. */
@@ -261,6 +263,11 @@ export class SessionStore implements SessionManager {
             state: current,
             persistedSeq: state.seq,
             needsSnapshot: stored === undefined || stored.needsCompaction,
+            // Readers in other processes follow a shared log's records (SCALE-4): a new
+            // session's first changes go there as records too, after an empty snapshot.
+            ...(stored === undefined && isSessionRelay(this.log)
+              ? { startEmpty: snapshotOf(state) }
+              : {}),
             syncEveryWrite: this.syncEveryWrite,
           }),
       });

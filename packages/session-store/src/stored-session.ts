@@ -15,6 +15,7 @@ import type { PersistentSession } from './session-manager.js';
 import {
   applyChange,
   journalView,
+  type OpenTask,
   type SessionChange,
   type SessionState,
 } from './session-state.js';
@@ -90,6 +91,10 @@ export class StoredSession implements PersistentSession {
 
   lastEventSeq(): number {
     return this.state.eventSeq;
+  }
+
+  openTask(): OpenTask | undefined {
+    return this.state.openTask;
   }
 
   storedEvents(): readonly SessionEvent[] {

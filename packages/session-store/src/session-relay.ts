@@ -1,0 +1,133 @@
+import type { ApprovalDecision, Message, SessionEvent } from '@claw/core';
+import type { LogRecord, SessionLog, StoredLog } from './session-log.js';
+import {
+  ChangeMismatch,
+  applyChange,
+  stateOf,
+  type OpenTask,
+  type SessionState,
+} from './session-state.js';
+
+/**
+ * What a client of one process asks of the process that owns the session (SCALE-4): start a task,
+ * cancel it, answer one of its approvals. `by` names who asked (a client's name).
+ */
+export type RelayRequest =
+  | { kind: 'prompt'; content: string; by: string }
+  | { kind: 'interrupt'; reason: string; by: string }
+  | { kind: 'answer'; requestId: string; decision: ApprovalDecision; by: string };
+
+/** The owner's reply: `ok` (with the new task's id for a prompt), or why it refused. */
+export type RelayReply =
+  | { ok: true; taskId?: string }
+  | { ok: false; code: string; message: string };
+
+/** Who owns a session now, as the store sees it. */
+export interface SessionOwner {
+  /** The owning process's instance id. */
+  instance: string;
+  /** False once its lease lapsed: another process may take the session over. */
+  live: boolean;
+}
+
+/**
+ * A session log that several processes share (SCALE-4): one of them owns a session (holds its
+ * lease) and writes it; the others read its records as they are written, and hand their clients'
+ * requests to the owner, which serves them in order. Notifications only wake readers up: the data
+ * is always read from the records by seq, so a lost wake-up delays a reader and loses nothing.
+ */
+export interface SessionRelay extends SessionLog {
+  /** This process's instance id (the owner a request reaches is named by its own). */
+  readonly instanceId: string;
+  /**
+   * The records of `id` after `afterSeq`, in order, at most `limit` of them. `oldestSeq` is the
+   * oldest record still kept: when it is beyond `afterSeq + 1`, the records between are gone (the
+   * log was compacted) and the reader must start again from `load`.
+   */
+  readSince(
+    id: string,
+    afterSeq: number,
+    options?: { limit?: number },
+  ): Promise<{ records: LogRecord[]; oldestSeq: number }>;
+  /** Calls `wake` whenever `id` may have new records or requests; returns the unsubscribe. */
+  watch(id: string, wake: () => void): () => void;
+  /** Who owns `id` now; undefined when nobody does. */
+  ownerOf(id: string): Promise<SessionOwner | undefined>;
+  /**
+   * Hands `request` to the owner of `id` and resolves with its reply.
+   *
+   * @throws SessionLogError `session_owner_unreachable` when no owner took it within
+   *   `timeoutMs` (it is then withdrawn: a late owner never acts on it).
+   */
+  send(id: string, request: RelayRequest, options?: { timeoutMs?: number }): Promise<RelayReply>;
+  /**
+   * As the owner of `id`: `handle` gets the requests sent to it, one at a time, oldest first,
+   * until the returned function is called.
+   */
+  serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void;
+}
+
+/** True when `log` is shared by several processes and can relay requests (SCALE-4). */
+export function isSessionRelay(log: SessionLog): log is SessionRelay {
+  const relay = log as Partial<SessionRelay>;
+  return typeof relay.readSince === 'function' && typeof relay.serve === 'function';
+}
+
+/**
+ * A read-only copy of a session another process writes (SCALE-4): built from a `load`, then
+ * brought up to date record by record as the reader reads them.
+ */
+export class SessionReplica {
+  private readonly state: SessionState;
+  private readonly location: string;
+  private readonly loadedEvents: SessionEvent[] = [];
+
+  constructor(stored: StoredLog, options: { workDir: string; location: string }) {
+    this.location = options.location;
+    this.state = stateOf(stored.snapshot, options.workDir);
+    for (const record of stored.records) {
+      const event = this.apply(record);
+      if (event !== undefined) this.loadedEvents.push(event);
+    }
+  }
+
+  /** The seq of the last record applied. */
+  get seq(): number {
+    return this.state.seq;
+  }
+
+  /** The seq of the last event of the session. */
+  get eventSeq(): number {
+    return this.state.eventSeq;
+  }
+
+  /** The events the load held, oldest first. */
+  get events(): readonly SessionEvent[] {
+    return this.loadedEvents;
+  }
+
+  history(): readonly Message[] {
+    return this.state.messages;
+  }
+
+  /** The task the session's events say is running. */
+  get openTask(): OpenTask | undefined {
+    return this.state.openTask;
+  }
+
+  /**
+   * Applies the next record; returns its event when it holds one.
+   *
+   * @throws ChangeMismatch when the record is not the next one or does not fit the session.
+   */
+  apply(record: LogRecord): SessionEvent | undefined {
+    if (record.seq !== this.state.seq + 1) {
+      throw new ChangeMismatch(
+        `record ${record.seq} of ${this.location} does not follow record ${this.state.seq}`,
+      );
+    }
+    applyChange(this.state, record.change, record.at);
+    this.state.seq = record.seq;
+    return record.change.type === 'event' ? record.change.event : undefined;
+  }
+}
