@@ -4,7 +4,7 @@ import {
   CursorExpiredError,
   SessionBusyError,
   SubscriberLaggedError,
-  type Runtime,
+  type RuntimeHandle,
 } from '@claw/runtime';
 import { ChannelError, toChannelError } from './errors.js';
 import { toWireMessage, type ServerEvent } from './protocol.js';
@@ -19,14 +19,16 @@ export type ChannelRole = 'controller' | 'observer';
  */
 export class ChannelSession {
   readonly id: string;
-  readonly runtime: Runtime;
+  readonly runtime: RuntimeHandle;
   private currentRole: ChannelRole;
   private readonly send: (event: ServerEvent) => void;
   private readonly room: () => Promise<void> | undefined;
   private subscription = new AbortController();
+  /** The last task this connection started on the session. */
+  private ownTask: string | undefined;
 
   constructor(options: {
-    runtime: Runtime;
+    runtime: RuntimeHandle;
     role: ChannelRole;
     send: (event: ServerEvent) => void;
     /** Undefined while the connection can take another event; else resolves once it can. */
@@ -83,10 +85,12 @@ export class ChannelSession {
    *
    * @throws ChannelError `not_controller`, `session_busy`.
    */
-  prompt(content: string): string {
+  async prompt(content: string): Promise<string> {
     this.requireController('prompt or interrupt');
     try {
-      return this.runtime.start(content).id;
+      const { id } = await this.runtime.start(content);
+      this.ownTask = id;
+      return id;
     } catch (error) {
       if (error instanceof SessionBusyError) {
         throw new ChannelError(
@@ -104,7 +108,7 @@ export class ChannelSession {
    *
    * @throws ChannelError `not_controller`, `not_running`.
    */
-  interrupt(reason: string): void {
+  async interrupt(reason: string): Promise<void> {
     this.requireController('prompt or interrupt');
     if (this.runtime.activeTask === undefined) {
       throw new ChannelError(`session ${JSON.stringify(this.id)} has no running task`, {
@@ -112,7 +116,11 @@ export class ChannelSession {
         sessionId: this.id,
       });
     }
-    this.runtime.cancel(new Error(reason));
+    try {
+      await this.runtime.cancel(new Error(reason));
+    } catch (error) {
+      throw toChannelError(error, this.id);
+    }
   }
 
   /**
@@ -120,7 +128,7 @@ export class ChannelSession {
    *
    * @throws ChannelError `approval_not_pending` (also for an observer's answer).
    */
-  answer(requestId: string, decision: ApprovalDecision, by: string): void {
+  async answer(requestId: string, decision: ApprovalDecision, by: string): Promise<void> {
     const notPending = (why: string): ChannelError =>
       new ChannelError(why, { code: 'approval_not_pending', sessionId: this.id, requestId });
     if (this.currentRole !== 'controller') {
@@ -130,17 +138,24 @@ export class ChannelSession {
       );
     }
     try {
-      this.runtime.respond(requestId, decision, by);
+      await this.runtime.respond(requestId, decision, by);
     } catch (error) {
       if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
-      throw error;
+      throw toChannelError(error, this.id);
     }
   }
 
-  /** Leaves the session: the subscription ends; `end` (a controller's) also cancels its task. */
-  async detach(end: boolean, by: string): Promise<void> {
+  /**
+   * Leaves the session: the subscription ends; `end` (a controller's) also cancels its task —
+   * with `ownOnly`, only a task this connection started.
+   */
+  async detach(end: boolean, by: string, ownOnly = false): Promise<void> {
     this.subscription.abort();
-    if (end && this.currentRole === 'controller') this.runtime.cancel(new Error(`ended by ${by}`));
+    const running = this.runtime.activeTask?.id;
+    const mine = !ownOnly || (running !== undefined && running === this.ownTask);
+    if (end && this.currentRole === 'controller' && mine) {
+      await Promise.resolve(this.runtime.cancel(new Error(`ended by ${by}`))).catch(() => undefined);
+    }
     await this.runtime.close({ cancel: false });
   }
 

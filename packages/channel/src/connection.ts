@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ApprovalHandler, ApprovalMode } from '@claw/approval';
 import { SerialQueue, type SessionRunState } from '@claw/core';
-import type { CreateRuntimeOptions, Runtime } from '@claw/runtime';
+import type { CreateRuntimeOptions, RuntimeHandle } from '@claw/runtime';
 import { isValidSessionId } from '@claw/session-store';
 import { ChannelSession, errorEvent, type ChannelRole } from './channel-session.js';
 import { ChannelError, toChannelError } from './errors.js';
@@ -22,7 +22,7 @@ import { allowedWorkDir } from './workspaces.js';
 
 /** Where a connection gets its runtimes; `RuntimeFactory` fits. */
 export interface RuntimeSource {
-  createRuntime(options: CreateRuntimeOptions): Promise<Runtime>;
+  createRuntime(options: CreateRuntimeOptions): Promise<RuntimeHandle>;
 }
 
 /** One session as `welcome` lists it. */
@@ -61,7 +61,7 @@ export interface ChannelConnectionOptions {
   /** The outbound queue's bound (CH-5). */
   outbound?: OutboundLimits;
   /**
-   * Cancel the tasks of its sessions when the connection closes. Default false: a task outlives
+   * Cancel the tasks it started when the connection closes. Default false: a task outlives
    * its client (CH-10). True for a transport nobody can reconnect to (a one-shot stdio stream).
    */
   endTasksOnClose?: boolean;
@@ -229,7 +229,8 @@ export class ChannelConnection {
 
   /** Cancels a session's task, as an `interrupt` would (for an in-process Ctrl-C). */
   interrupt(reason: string, sessionId?: string): void {
-    this.sessionFor(sessionId).runtime.cancel(new Error(reason));
+    const { runtime } = this.sessionFor(sessionId);
+    void Promise.resolve(runtime.cancel(new Error(reason))).catch(() => undefined);
   }
 
   /** True when this connection has the session open as a controller (it can answer approvals). */
@@ -257,7 +258,8 @@ export class ChannelConnection {
       const open = [...this.sessions.values()];
       this.sessions.clear();
       const end = this.options.endTasksOnClose === true;
-      await Promise.allSettled(open.map((session) => session.detach(end, this.name)));
+      // Only the tasks this connection started: not another client's task on the same session.
+      await Promise.allSettled(open.map((session) => session.detach(end, this.name, true)));
       this.resolveClosed(reason);
     })();
     return this.closing;
@@ -289,10 +291,11 @@ export class ChannelConnection {
         await this.startTask(message.session_id, message.content);
         return;
       case 'interrupt':
-        this.sessionFor(message.session_id).interrupt(`interrupted by ${this.name}`);
+        await this.sessionFor(message.session_id).interrupt(`interrupted by ${this.name}`);
         return;
       case 'approval_response':
-        this.sessionFor(message.session_id).answer(message.request_id, message.decision, this.name);
+        await this.sessionFor(message.session_id)
+          .answer(message.request_id, message.decision, this.name);
         return;
       case 'close':
         await this.closeSession(message);
@@ -364,7 +367,7 @@ export class ChannelConnection {
     }
     const workDir = allowedWorkDir(this.options.workspaces, workdir);
     this.opening.add(id);
-    let runtime: Runtime;
+    let runtime: RuntimeHandle;
     try {
       runtime = await this.options.runtimes.createRuntime({
         id: `${this.name}:${id}`,

@@ -6,6 +6,9 @@ import {
 } from '@claw/core';
 import type { PersistentSession } from '@claw/session-store';
 
+/** What the log needs of its session: its id, its events so far, and a way to number new ones. */
+export type EventSource = Pick<PersistentSession, 'id' | 'lastEventSeq' | 'storedEvents' | 'appendEvent'>;
+
 /** How much of a session's events the log keeps in memory for replay (RT-4). */
 export interface EventRetention {
   /** Default 10,000 events. */
@@ -115,7 +118,7 @@ function sizeOf(event: SessionEvent): number {
  */
 export class SessionEventLog {
   readonly sessionId: string;
-  private readonly session: PersistentSession;
+  private readonly session: EventSource;
   private readonly retention: Required<EventRetention>;
   private readonly bound: Required<SubscriberBound>;
   /** Kept events from `keptStart` on (a queue without O(n) shifts). */
@@ -131,7 +134,7 @@ export class SessionEventLog {
   private closed = false;
 
   constructor(options: {
-    session: PersistentSession;
+    session: EventSource;
     retention?: EventRetention;
     subscriberBound?: SubscriberBound;
   }) {
@@ -152,9 +155,9 @@ export class SessionEventLog {
     return this.committed;
   }
 
-  /** The seq of the last event numbered, delivered or not. */
+  /** The seq of the last event numbered, delivered or not (or taken in, for `ingest`). */
   get assignedSeq(): number {
-    return this.session.lastEventSeq();
+    return Math.max(this.session.lastEventSeq(), this.committed);
   }
 
   /** The oldest seq still kept (`lastSeq + 1` when none is). */
@@ -275,6 +278,24 @@ export class SessionEventLog {
     return kept;
   }
 
+  /**
+   * Takes in an event another process numbered and stored (a session it owns, SCALE-4): it is
+   * delivered at once. Events at or before the last one are ignored; after a gap (events this
+   * process never saw), what was kept is dropped, so that subscribers behind the gap end with
+   * `lagged` and come back through a cursor the log can serve.
+   */
+  ingest(event: SessionEvent): void {
+    if (event.seq <= this.committed) return;
+    if (event.seq !== this.committed + 1) {
+      this.kept = [];
+      this.keptStart = 0;
+      this.keptBytes = 0;
+      this.committed = event.seq - 1;
+    }
+    this.keep(event);
+    this.wakeSubscribers();
+  }
+
   private commitSettled(): void {
     let advanced = false;
     while (this.inFlight[0]?.settled === true) {
@@ -282,7 +303,10 @@ export class SessionEventLog {
       this.keep(event);
       advanced = true;
     }
-    if (!advanced) return;
+    if (advanced) this.wakeSubscribers();
+  }
+
+  private wakeSubscribers(): void {
     for (const subscriber of this.subscribers) {
       const unreadEvents = this.committed - Math.max(subscriber.cursor, subscriber.subscribedAt);
       const unreadBytes = this.committedBytes - subscriber.bytesAtStart;

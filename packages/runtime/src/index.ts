@@ -1,6 +1,8 @@
 export { RuntimeClosedError, SessionBusyError, UnknownRuntimeError } from './errors.js';
 export { Task, type TaskStatus } from './task.js';
 export { Runtime, type RuntimeOptions } from './runtime.js';
+export { RemoteRuntime, relayHandler, type RuntimeHandle } from './remote-runtime.js';
+export { RemoteSession, type RemoteSessionOptions } from './remote-session.js';
 export { RuntimeManager } from './manager.js';
 export {
   RuntimeFactory,
@@ -13,6 +15,7 @@ export {
   CursorExpiredError,
   SessionEventLog,
   SubscriberLaggedError,
+  type EventSource,
   defaultEventRetention,
   defaultSubscriberBound,
   type EventRetention,

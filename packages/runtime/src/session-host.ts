@@ -7,7 +7,7 @@ import {
   type SessionRunState,
 } from '@claw/core';
 import type { RunResult } from '@claw/engine';
-import type { PersistentSession, SessionLease } from '@claw/session-store';
+import { describeRepair, type PersistentSession, type SessionLease } from '@claw/session-store';
 import { SessionBusyError } from './errors.js';
 import { SessionEventLog, type EventRetention, type SubscriberBound } from './event-log.js';
 import { createTaskReporter } from './event-reporter.js';
@@ -99,6 +99,49 @@ export class SessionHost {
         if (this.active !== undefined) this.setState(pending > 0 ? 'awaiting_approval' : 'running');
       },
     });
+    this.endInterruptedTask();
+  }
+
+  /**
+   * A task the session's previous process left running (it stopped, or lost the session to this
+   * one, SES-7, SCALE-3) never ends by itself: its events end it here, so that whoever follows the
+   * session sees how it ended. Its open questions are closed, each call repair paired gets its
+   * result (what repair told the model: never started, or started with an unknown outcome; no
+   * tool runs again), then `task_failed` (`task_interrupted`) and the `idle` state.
+   */
+  private endInterruptedTask(): void {
+    const open = this.session.openTask();
+    if (open === undefined) return;
+    const { taskId } = open;
+    for (const request of open.approvals) {
+      this.events.append({
+        type: 'approval_resolved',
+        task_id: taskId,
+        request_id: request.request_id,
+        decision: 'deny',
+        by: 'canceled',
+      });
+    }
+    const repaired = this.session.lastRepair();
+    for (const { call, observation } of repaired) {
+      this.events.append({
+        type: 'tool_result',
+        task_id: taskId,
+        tool_call_id: call.id,
+        tool_name: call.name,
+        result: observation.content,
+        is_error: true,
+      });
+    }
+    this.events.append({
+      type: 'task_failed',
+      task_id: taskId,
+      error:
+        'the task was interrupted: the claw process that ran it stopped (or lost the session) ' +
+        `before it ended${repaired.length === 0 ? '' : `; ${describeRepair(repaired).join('; ')} (no tool was run again)`}`,
+      code: 'task_interrupted',
+    });
+    if (open.state !== 'idle') this.events.append({ type: 'state', state: 'idle' });
   }
 
   get state(): SessionRunState {

@@ -1,0 +1,126 @@
+import { ApprovalNotPendingError } from '@claw/approval';
+import { errorMessage, type ApprovalDecision, type SessionEvent, type SessionRunState } from '@claw/core';
+import type { RelayReply, RelayRequest } from '@claw/session-store';
+import { SessionBusyError } from './errors.js';
+import type { CursorExpiredError, SubscriberBound } from './event-log.js';
+import type { RemoteSession } from './remote-session.js';
+import type { Runtime } from './runtime.js';
+import type { SessionView } from './session-host.js';
+
+/**
+ * What a client (a channel connection) needs of its handle on a session: a {@link Runtime} when
+ * this process owns the session, a {@link RemoteRuntime} when another one does (SCALE-4). Starting,
+ * canceling and answering may then take a round trip to the owner.
+ */
+export interface RuntimeHandle {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly workDir: string;
+  readonly activeTask: { readonly id: string } | undefined;
+  readonly state: SessionRunState;
+  snapshot(): SessionView;
+  cursorError(after: number): CursorExpiredError | undefined;
+  events(options?: {
+    after?: number;
+    signal?: AbortSignal;
+    bound?: SubscriberBound;
+  }): AsyncIterableIterator<SessionEvent>;
+  /** @throws SessionBusyError when a task runs on the session. */
+  start(prompt: string): { readonly id: string } | Promise<{ readonly id: string }>;
+  cancel(reason?: unknown): void | Promise<void>;
+  /** @throws ApprovalNotPendingError when it is not waiting (any more): the first answer won. */
+  respond(requestId: string, decision: ApprovalDecision, by?: string): void | Promise<void>;
+  close(options?: { cancel?: boolean }): Promise<void>;
+}
+
+/**
+ * One client's handle on a session another process owns (SCALE-4): events from the
+ * {@link RemoteSession} this process keeps of it, requests handed to the owner.
+ */
+export class RemoteRuntime implements RuntimeHandle {
+  readonly id: string;
+  readonly sessionId: string;
+  readonly workDir: string;
+  private readonly remote: RemoteSession;
+  private readonly onClose: () => Promise<void> | void;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: { id: string; remote: RemoteSession; onClose: () => Promise<void> | void }) {
+    this.id = options.id;
+    this.remote = options.remote;
+    this.sessionId = options.remote.sessionId;
+    this.workDir = options.remote.workDir;
+    this.onClose = options.onClose;
+  }
+
+  get activeTask(): { readonly id: string } | undefined {
+    return this.remote.activeTask;
+  }
+
+  get state(): SessionRunState {
+    return this.remote.state;
+  }
+
+  snapshot(): SessionView {
+    return this.remote.view();
+  }
+
+  cursorError(after: number): CursorExpiredError | undefined {
+    return this.remote.cursorError(after);
+  }
+
+  events(
+    options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
+  ): AsyncIterableIterator<SessionEvent> {
+    return this.remote.events.events(options);
+  }
+
+  start(prompt: string): Promise<{ readonly id: string }> {
+    return this.remote.start(prompt, this.id);
+  }
+
+  cancel(reason?: unknown): Promise<void> {
+    return this.remote.cancel(reason === undefined ? 'the task was canceled' : errorMessage(reason), this.id);
+  }
+
+  respond(requestId: string, decision: ApprovalDecision, by?: string): Promise<void> {
+    return this.remote.respond(requestId, decision, by ?? this.id);
+  }
+
+  /** Leaves the session (a remote task is never canceled by a client leaving). Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= Promise.resolve(this.onClose());
+    return this.closing;
+  }
+}
+
+/**
+ * Serves the requests other processes' clients send to a session this process owns (SCALE-4),
+ * on `runtime`: a prompt starts a task (refused with `session_busy` while one runs: never two
+ * turns at once), an interrupt cancels it, an answer settles an approval (the first answer wins,
+ * wherever it came from: a later one gets `approval_not_pending`).
+ */
+export function relayHandler(runtime: Runtime): (request: RelayRequest) => Promise<RelayReply> {
+  return async (request) => {
+    try {
+      switch (request.kind) {
+        case 'prompt':
+          return { ok: true, taskId: runtime.start(request.content).id };
+        case 'interrupt':
+          if (runtime.activeTask === undefined) {
+            return { ok: false, code: 'not_running', message: `session ${JSON.stringify(runtime.sessionId)} has no running task` };
+          }
+          runtime.cancel(new Error(request.reason));
+          return { ok: true };
+        case 'answer':
+          runtime.respond(request.requestId, request.decision, request.by);
+          return { ok: true };
+      }
+    } catch (error) {
+      if (error instanceof SessionBusyError || error instanceof ApprovalNotPendingError) {
+        return { ok: false, code: error.code, message: error.message };
+      }
+      throw error;
+    }
+  };
+}

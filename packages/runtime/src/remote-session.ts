@@ -1,0 +1,299 @@
+import { ApprovalNotPendingError } from '@claw/approval';
+import {
+  ClawError,
+  type ApprovalDecision,
+  type SessionEvent,
+  type SessionRunState,
+} from '@claw/core';
+import {
+  SessionReplica,
+  type RelayReply,
+  type RelayRequest,
+  type SessionRelay,
+  type SessionSnapshot,
+  type StoredLog,
+} from '@claw/session-store';
+import { SessionBusyError } from './errors.js';
+import {
+  SessionEventLog,
+  type CursorExpiredError,
+  type EventRetention,
+  type SubscriberBound,
+} from './event-log.js';
+import type { Runtime } from './runtime.js';
+import type { SessionView } from './session-host.js';
+
+/** Options of {@link RemoteSession.open}. */
+export interface RemoteSessionOptions {
+  relay: SessionRelay;
+  sessionId: string;
+  workDir: string;
+  /**
+   * Called when the owner's lease lapsed or was given up (the session may be taken over): the
+   * caller tries to own it and, when it does, hands its runtime to {@link RemoteSession.adopt}.
+   * Called again on a later look while nobody owns the session and it was not adopted.
+   */
+  onOwnerGone: () => Promise<void>;
+  /** How often the rows are read without a wake-up, in ms. Default 1000. */
+  pollMs?: number;
+  retention?: EventRetention;
+  subscriberBound?: SubscriberBound;
+}
+
+/** Records read at once. */
+const readLimit = 500;
+
+/**
+ * A session another process owns, as this process serves it to its clients (SCALE-4): a replica
+ * of the session kept up to date from the shared log (woken by the relay, with a poll as
+ * backstop, so a lost wake-up loses nothing), its events in an event log of their own, and the
+ * clients' prompts, interrupts and answers handed to the owner, which serves them in order.
+ * When the owner goes away, `onOwnerGone` may take the session over; the session then follows
+ * the new local host (`adopt`), and its clients go on without reconnecting.
+ */
+export class RemoteSession {
+  readonly sessionId: string;
+  readonly workDir: string;
+  readonly events: SessionEventLog;
+  private readonly options: RemoteSessionOptions;
+  private replica: SessionReplica;
+  private local: Runtime | undefined;
+  private closed = false;
+  /** Set when something may be new; the next pause then returns at once. */
+  private woken = false;
+  private resume: (() => void) | undefined;
+  private readonly following: Promise<void>;
+  private readonly bridge = new AbortController();
+
+  private constructor(options: RemoteSessionOptions, stored: StoredLog) {
+    this.options = options;
+    this.sessionId = options.sessionId;
+    this.workDir = options.workDir;
+    this.replica = this.replicaOf(stored);
+    const replica = (): SessionReplica => this.replica;
+    this.events = new SessionEventLog({
+      session: {
+        id: options.sessionId,
+        lastEventSeq: () => replica().eventSeq,
+        storedEvents: () => replica().events,
+        appendEvent: () => {
+          throw new Error('a remote session\'s events are numbered by its owner');
+        },
+      },
+      ...(options.retention === undefined ? {} : { retention: options.retention }),
+      ...(options.subscriberBound === undefined
+        ? {}
+        : { subscriberBound: options.subscriberBound }),
+    });
+    this.following = this.follow();
+  }
+
+  /**
+   * Reads the session from the shared log and starts following it.
+   *
+   * @throws SessionLogError when the log cannot be read.
+   */
+  static async open(options: RemoteSessionOptions): Promise<RemoteSession> {
+    const stored = await options.relay.load(options.sessionId);
+    const empty = { snapshot: emptySnapshot(options), records: [], needsCompaction: false };
+    return new RemoteSession(options, stored ?? empty);
+  }
+
+  private replicaOf(stored: StoredLog): SessionReplica {
+    return new SessionReplica(stored, {
+      workDir: this.options.workDir,
+      location: this.options.relay.location(this.options.sessionId),
+    });
+  }
+
+  get state(): SessionRunState {
+    return this.local?.state ?? this.replica.openTask?.state ?? 'idle';
+  }
+
+  /** The running task, as far as this process knows. */
+  get activeTask(): { id: string } | undefined {
+    if (this.local !== undefined) return this.local.activeTask;
+    const open = this.replica.openTask;
+    return open === undefined ? undefined : { id: open.taskId };
+  }
+
+  /** True once the session was taken over here (`adopt`). */
+  get adopted(): boolean {
+    return this.local !== undefined;
+  }
+
+  view(): SessionView {
+    if (this.local !== undefined) return { ...this.local.snapshot(), seq: this.events.lastSeq };
+    const open = this.replica.openTask;
+    return {
+      sessionId: this.sessionId,
+      workDir: this.workDir,
+      state: open?.state ?? 'idle',
+      seq: this.events.lastSeq,
+      history: [...this.replica.history()],
+      pendingApprovals: [...(open?.approvals ?? [])],
+      ...(open === undefined ? {} : { task: { id: open.taskId, prompt: open.prompt } }),
+    };
+  }
+
+  cursorError(after: number): CursorExpiredError | undefined {
+    return this.events.cursorError(after);
+  }
+
+  /**
+   * Starts a task through the owner (or here, once adopted).
+   *
+   * @throws SessionBusyError when a task runs; ClawError with the owner's code otherwise.
+   */
+  async start(prompt: string, by: string): Promise<{ id: string }> {
+    if (this.local !== undefined) return this.local.start(prompt);
+    const reply = await this.send({ kind: 'prompt', content: prompt, by });
+    return { id: reply.taskId ?? '' };
+  }
+
+  async cancel(reason: string, by: string): Promise<void> {
+    if (this.local !== undefined) {
+      this.local.cancel(new Error(reason));
+      return;
+    }
+    await this.send({ kind: 'interrupt', reason, by });
+  }
+
+  /** @throws ApprovalNotPendingError when the owner no longer waits for it (first answer wins). */
+  async respond(requestId: string, decision: ApprovalDecision, by: string): Promise<void> {
+    if (this.local !== undefined) {
+      this.local.respond(requestId, decision, by);
+      return;
+    }
+    await this.send({ kind: 'answer', requestId, decision, by });
+  }
+
+  private async send(request: RelayRequest): Promise<Extract<RelayReply, { ok: true }>> {
+    const reply = await this.options.relay.send(this.sessionId, request);
+    if (reply.ok) return reply;
+    if (reply.code === 'session_busy') {
+      throw new SessionBusyError(this.sessionId, this.replica.openTask?.taskId ?? '?');
+    }
+    if (reply.code === 'approval_not_pending' && request.kind === 'answer') {
+      throw new ApprovalNotPendingError(reply.message, { requestId: request.requestId });
+    }
+    throw new ClawError(reply.message, { code: reply.code });
+  }
+
+  /**
+   * Follows the runtime of this process that now owns the session (it was taken over): its
+   * events continue this session's, and requests go to it directly.
+   */
+  adopt(local: Runtime): void {
+    if (this.local !== undefined || this.closed) return;
+    this.local = local;
+    this.poke();
+    void this.pipe(local);
+  }
+
+  private async pipe(local: Runtime): Promise<void> {
+    const after = this.events.lastSeq;
+    const from = local.cursorError(after) === undefined ? after : local.snapshot().seq;
+    try {
+      for await (const event of local.events({ after: from, signal: this.bridge.signal })) {
+        this.events.ingest(event);
+      }
+    } catch {
+      // Closed, or fell behind the bound: the clients resubscribe through their cursors.
+    }
+  }
+
+  /** Stops following; its subscribers end. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.bridge.abort();
+    this.poke();
+    await this.following;
+    this.events.close();
+  }
+
+  private async follow(): Promise<void> {
+    const unwatch = this.options.relay.watch(this.sessionId, () => this.poke());
+    try {
+      while (!this.closed && this.local === undefined) {
+        this.woken = false;
+        let more = false;
+        try {
+          more = await this.readMore();
+          if (!more && this.local === undefined) {
+            const owner = await this.options.relay.ownerOf(this.sessionId);
+            if (owner === undefined || !owner.live) await this.options.onOwnerGone();
+          }
+        } catch {
+          // The store is away: the next look tries again.
+        }
+        if (!more) await this.pause();
+      }
+    } finally {
+      unwatch();
+    }
+  }
+
+  /** Reads what is new; true when there may be more to read at once. */
+  private async readMore(): Promise<boolean> {
+    const { relay } = this.options;
+    const { records, oldestSeq } = await relay.readSince(this.sessionId, this.replica.seq, {
+      limit: readLimit,
+    });
+    if (oldestSeq > this.replica.seq + 1) {
+      // Compacted past what this process read: start again from the snapshot.
+      const stored = await relay.load(this.sessionId);
+      if (stored === undefined) return false;
+      this.replica = this.replicaOf(stored);
+      for (const event of this.replica.events) this.take(event);
+      return false;
+    }
+    for (const record of records) {
+      if (this.local !== undefined) return false;
+      const event = this.replica.apply(record);
+      if (event !== undefined) this.take(event);
+    }
+    return records.length === readLimit;
+  }
+
+  private take(event: SessionEvent): void {
+    this.events.ingest(event);
+  }
+
+  private poke(): void {
+    this.woken = true;
+    this.resume?.();
+  }
+
+  /** Waits for a wake-up, or the poll interval. */
+  private pause(): Promise<void> {
+    if (this.woken) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.resume = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollMs ?? 1000);
+      timer.unref();
+      this.resume = done;
+    });
+  }
+}
+
+function emptySnapshot(options: { sessionId: string; workDir: string }): SessionSnapshot {
+  const now = new Date().toISOString();
+  return {
+    id: options.sessionId,
+    workDir: options.workDir,
+    createdAt: now,
+    updatedAt: now,
+    seq: 0,
+    eventSeq: 0,
+    history: [],
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    cost: { usd: 0, unpricedCalls: 0 },
+    journal: { active: false, calls: [] },
+  };
+}
