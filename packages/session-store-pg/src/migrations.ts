@@ -89,6 +89,13 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'inbox replies',
+    sql: `
+      ALTER TABLE claw_inbox ADD COLUMN reply jsonb;
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises migrations across instances. */

@@ -7,11 +7,14 @@ import {
   assertSessionId,
   type AppendResult,
   type LogRecord,
+  type RelayReply,
+  type RelayRequest,
   type SessionChange,
   type SessionLockHolder,
-  type SessionLog,
   type SessionLogLock,
+  type SessionOwner,
   type SessionPage,
+  type SessionRelay,
   type SessionSnapshot,
   type StoredLog,
 } from '@claw/session-store';
@@ -19,6 +22,7 @@ import pg from 'pg';
 import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
 import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
+import { PgRelay, changesChannel } from './relay.js';
 import { summarize } from './summary.js';
 
 /** Default length of a lease (SCALE-2): another instance may take the session over after it. */
@@ -26,8 +30,8 @@ export const defaultLeaseMs = 10_000;
 /** Default time between two renewals of a lease. */
 export const defaultRenewEveryMs = 3_000;
 
-/** The channel NOTIFY wakes readers on; the payload is `[sessionId, lastSeq]` as JSON. */
-export const changesChannel = 'claw_changes';
+/** Records a compaction keeps before its snapshot, for readers a little behind (SCALE-4). */
+export const keptAfterCompaction = 1000;
 
 /** Options of {@link PgSessionLog}. */
 export interface PgSessionLogOptions {
@@ -49,6 +53,11 @@ export interface PgSessionLogOptions {
    * task and kill its tool processes; every later write to the session rejects with the error.
    */
   onLeaseLost?: (error: SessionLeaseLostError) => void;
+  /**
+   * How often readers of sessions another instance owns, and the owner's inbox, look at the rows
+   * without a notification (the backstop of a lost NOTIFY), in ms. Default 1000.
+   */
+  pollMs?: number;
 }
 
 /** What `acquire` returns: the lease on one session. */
@@ -93,7 +102,7 @@ const holderColumns = 'stored, last_seq, records_since_snapshot, owner, epoch, h
  * still owns the session: a frozen former owner's late write is rejected with `lease_lost`.
  * Each commit sends a NOTIFY on {@link changesChannel} so that readers elsewhere wake up.
  */
-export class PgSessionLog implements SessionLog {
+export class PgSessionLog implements SessionRelay {
   readonly pool: pg.Pool;
   readonly instanceId: string;
   readonly leaseMs: number;
@@ -102,6 +111,7 @@ export class PgSessionLog implements SessionLog {
   private readonly compactAfterRecords: number;
   private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
   private readonly held = new Map<string, Held>();
+  private readonly relay: PgRelay;
   private readonly startedAt = new Date().toISOString();
   private ownsPool = false;
   private closed = false;
@@ -117,6 +127,13 @@ export class PgSessionLog implements SessionLog {
     this.setTimer = options.setTimer ?? defaultSetTimer;
     this.compactAfterRecords = options.compactAfterRecords ?? 1000;
     this.onLeaseLost = options.onLeaseLost;
+    this.relay = new PgRelay({
+      pool: this.pool,
+      instanceId: this.instanceId,
+      pollMs: options.pollMs ?? 1000,
+      sendTimeoutMs: this.leaseMs + 5000,
+      location: (id) => this.location(id),
+    });
   }
 
   /**
@@ -161,6 +178,7 @@ export class PgSessionLog implements SessionLog {
       held.keeper.stop();
       await releaseLease(this.pool, id, held.token);
     }));
+    await this.relay.close();
     await this.pool.query('DELETE FROM claw_instances WHERE id = $1', [this.instanceId]).catch(() => undefined);
     if (this.ownsPool) await this.pool.end();
   }
@@ -469,7 +487,11 @@ export class PgSessionLog implements SessionLog {
          ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0, updated_at = now()`,
         [id, snapshot.seq],
       );
-      await client.query('DELETE FROM claw_changes WHERE session_id = $1', [id]);
+      // Some records before the snapshot stay for readers a little behind; loads skip them.
+      await client.query(
+        'DELETE FROM claw_changes WHERE session_id = $1 AND (seq <= $2 OR seq > $3)',
+        [id, snapshot.seq - keptAfterCompaction, snapshot.seq],
+      );
       await client.query(
         `INSERT INTO claw_snapshots (session_id, seq, body) VALUES ($1, $2, $3)
          ON CONFLICT (session_id) DO UPDATE SET seq = $2, body = $3`,
@@ -491,6 +513,30 @@ export class PgSessionLog implements SessionLog {
       );
       await client.query('DELETE FROM claw_sessions WHERE id = $1 AND owner IS NULL', [id]);
     });
+  }
+
+  readSince(
+    id: string,
+    afterSeq: number,
+    options?: { limit?: number },
+  ): Promise<{ records: LogRecord[]; oldestSeq: number }> {
+    return this.relay.readSince(id, afterSeq, options);
+  }
+
+  watch(id: string, wake: () => void): () => void {
+    return this.relay.watch(id, wake);
+  }
+
+  ownerOf(id: string): Promise<SessionOwner | undefined> {
+    return this.relay.ownerOf(id);
+  }
+
+  send(id: string, request: RelayRequest, options?: { timeoutMs?: number }): Promise<RelayReply> {
+    return this.relay.send(id, request, options);
+  }
+
+  serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void {
+    return this.relay.serve(id, handle);
   }
 
   async list(options: { limit?: number; after?: string } = {}): Promise<SessionPage> {
@@ -518,12 +564,19 @@ export class PgSessionLog implements SessionLog {
   }
 }
 
-/** Gives a lease up; a session that was never stored leaves no row behind. */
+/**
+ * Gives a lease up; a session that was never stored leaves no row behind. Readers elsewhere are
+ * woken: one of them may take the session over now.
+ */
 async function releaseLease(pool: pg.Pool, id: string, token: string): Promise<void> {
   await pool.query('DELETE FROM claw_sessions WHERE id = $1 AND owner = $2 AND NOT stored', [id, token]);
-  await pool.query(
+  const released = await pool.query<{ last_seq: string }>(
     `UPDATE claw_sessions SET owner = NULL, owner_instance = NULL, holder = NULL, lease_until = NULL
-     WHERE id = $1 AND owner = $2`,
+     WHERE id = $1 AND owner = $2 RETURNING last_seq`,
     [id, token],
   );
+  const row = released.rows[0];
+  if (row !== undefined) {
+    await pool.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, Number(row.last_seq)])]);
+  }
 }

@@ -1,0 +1,102 @@
+import pg from 'pg';
+
+/** Options of {@link PgListener}. */
+export interface PgListenerOptions {
+  /** How to connect: the pool's settings (a dedicated connection, never one of the pool's). */
+  config: pg.ClientConfig;
+  channels: readonly string[];
+  onNotification: (channel: string, payload: string) => void;
+  /**
+   * Called after every (re)connection, once LISTEN is in place: notifications sent while it was
+   * down are lost, so whoever waits must look at the rows again.
+   */
+  onConnected: () => void;
+  /** First wait before reconnecting, in ms; doubled up to `maxRetryMs`. Default 250. */
+  retryMs?: number;
+  /** Default 5000. */
+  maxRetryMs?: number;
+}
+
+/**
+ * One dedicated connection that LISTENs (SCALE-4), reconnected with backoff whenever it drops
+ * (a terminated backend, a database restart). Notifications only wake readers up: the data is
+ * read from rows, so one lost while reconnecting delays a reader and loses nothing.
+ */
+export class PgListener {
+  private readonly options: PgListenerOptions;
+  private client: pg.Client | undefined;
+  private connecting: Promise<void> | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryMs: number;
+  private closed = false;
+
+  constructor(options: PgListenerOptions) {
+    this.options = options;
+    this.retryMs = options.retryMs ?? 250;
+  }
+
+  /** Connects (once); later drops reconnect on their own. Resolves once listening or failed. */
+  start(): Promise<void> {
+    this.connecting ??= this.connect();
+    return this.connecting;
+  }
+
+  /** True while the connection is up and listening. */
+  get listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client(this.options.config);
+    let dropped = false;
+    const drop = (): void => {
+      if (dropped) return;
+      dropped = true;
+      if (this.client === client) this.client = undefined;
+      client.end().catch(() => undefined);
+      this.retryLater();
+    };
+    client.on('error', drop);
+    client.on('end', drop);
+    client.on('notification', (message) => {
+      this.options.onNotification(message.channel, message.payload ?? '');
+    });
+    try {
+      await client.connect();
+      for (const channel of this.options.channels) {
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      }
+    } catch {
+      drop();
+      return;
+    }
+    if (dropped) return;
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.retryMs = this.options.retryMs ?? 250;
+    this.options.onConnected();
+  }
+
+  private retryLater(): void {
+    if (this.closed) return;
+    clearTimeout(this.retryTimer);
+    const wait = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, this.options.maxRetryMs ?? 5000);
+    this.retryTimer = setTimeout(() => {
+      this.connecting = this.connect();
+    }, wait);
+    this.retryTimer.unref();
+  }
+}

@@ -1,0 +1,291 @@
+import { errorMessage } from '@claw/core';
+import {
+  SessionLogError,
+  type LogRecord,
+  type RelayReply,
+  type RelayRequest,
+  type SessionChange,
+  type SessionOwner,
+} from '@claw/session-store';
+import type pg from 'pg';
+import { PgListener } from './listener.js';
+
+/** The channel NOTIFY wakes readers on; the payload is `[sessionId, lastSeq]` as JSON. */
+export const changesChannel = 'claw_changes';
+/** The channel of the inbox: `["request", sessionId]` or `["reply", sessionId, requestRowId]`. */
+export const inboxChannel = 'claw_inbox';
+
+/** Options of {@link PgRelay}. */
+export interface PgRelayOptions {
+  pool: pg.Pool;
+  instanceId: string;
+  /** How often a waiting reader or owner looks at the rows without being woken, in ms. */
+  pollMs: number;
+  /** How long `send` waits for an owner to take a request, by default, in ms. */
+  sendTimeoutMs: number;
+  location: (id: string) => string;
+}
+
+type Waiters = Map<string, Set<() => void>>;
+
+/**
+ * The shared-session half of the PostgreSQL log (SCALE-4): readers of other instances' sessions
+ * (records by seq, woken by NOTIFY, with a poll as backstop) and the inbox through which their
+ * clients' requests reach the owner, in order, each answered once.
+ */
+export class PgRelay {
+  private readonly options: PgRelayOptions;
+  private readonly changeWaiters: Waiters = new Map();
+  private readonly requestWaiters: Waiters = new Map();
+  private readonly replyWaiters = new Map<string, () => void>();
+  private listener: PgListener | undefined;
+
+  constructor(options: PgRelayOptions) {
+    this.options = options;
+  }
+
+  async close(): Promise<void> {
+    await this.listener?.close();
+    this.listener = undefined;
+  }
+
+  /** Starts the LISTEN connection on first use; resolves once it tried to connect. */
+  private listen(): Promise<void> {
+    this.listener ??= new PgListener({
+      config: {
+        ...(this.options.pool.options as pg.ClientConfig),
+        application_name: `claw ${this.options.instanceId} listen`.slice(0, 63),
+      },
+      channels: [changesChannel, inboxChannel],
+      onNotification: (channel, payload) => this.notified(channel, payload),
+      // Whatever was sent while it was down is lost: every waiter looks again.
+      onConnected: () => {
+        for (const waiters of [this.changeWaiters, this.requestWaiters]) {
+          for (const set of waiters.values()) for (const wake of set) wake();
+        }
+        for (const wake of this.replyWaiters.values()) wake();
+      },
+    });
+    return this.listener.start();
+  }
+
+  private notified(channel: string, payload: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(parsed)) return;
+    if (channel === changesChannel && typeof parsed[0] === 'string') {
+      wakeAll(this.changeWaiters, parsed[0]);
+    } else if (channel === inboxChannel && parsed[0] === 'request' && typeof parsed[1] === 'string') {
+      wakeAll(this.requestWaiters, parsed[1]);
+    } else if (channel === inboxChannel && parsed[0] === 'reply') {
+      this.replyWaiters.get(String(parsed[2]))?.();
+    }
+  }
+
+  watch(id: string, wake: () => void): () => void {
+    void this.listen();
+    return addWaiter(this.changeWaiters, id, wake);
+  }
+
+  async readSince(
+    id: string,
+    afterSeq: number,
+    options: { limit?: number } = {},
+  ): Promise<{ records: LogRecord[]; oldestSeq: number }> {
+    const location = this.options.location(id);
+    try {
+      const rows = await this.options.pool.query<{ seq: string; at: string; change: string }>(
+        'SELECT seq, at, change FROM claw_changes WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+        [id, afterSeq, Math.max(1, options.limit ?? 500)],
+      );
+      const records = rows.rows.map((row, index) => ({
+        seq: Number(row.seq),
+        at: row.at,
+        change: parseChange(row.change, location, index),
+      }));
+      const first = records[0];
+      if (first !== undefined) return { records, oldestSeq: first.seq };
+      // None after it: compacted away, or nothing new.
+      const session = await this.options.pool.query<{ last_seq: string }>(
+        'SELECT last_seq FROM claw_sessions WHERE id = $1',
+        [id],
+      );
+      const last = Number(session.rows[0]?.last_seq ?? 0);
+      return { records, oldestSeq: last > afterSeq ? last + 1 : afterSeq + 1 };
+    } catch (error) {
+      if (error instanceof SessionLogError) throw error;
+      throw new SessionLogError(
+        `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable, then retry.`,
+        { code: 'session_read_failed', location, cause: error },
+      );
+    }
+  }
+
+  async ownerOf(id: string): Promise<SessionOwner | undefined> {
+    const rows = await this.options.pool.query<{ owner_instance: string | null; live: boolean }>(
+      `SELECT owner_instance, coalesce(lease_until > now(), false) AS live
+       FROM claw_sessions WHERE id = $1 AND owner IS NOT NULL`,
+      [id],
+    );
+    const row = rows.rows[0];
+    return row === undefined ? undefined : { instance: row.owner_instance ?? '?', live: row.live };
+  }
+
+  async send(
+    id: string,
+    request: RelayRequest,
+    options: { timeoutMs?: number } = {},
+  ): Promise<RelayReply> {
+    const location = this.options.location(id);
+    const timeoutMs = options.timeoutMs ?? this.options.sendTimeoutMs;
+    await this.listen();
+    const { pool } = this.options;
+    let rowId: string;
+    try {
+      const inserted = await pool.query<{ id: string }>(
+        'INSERT INTO claw_inbox (session_id, kind, payload, from_instance) VALUES ($1, $2, $3, $4) RETURNING id',
+        [id, request.kind, JSON.stringify(request), this.options.instanceId],
+      );
+      rowId = String(inserted.rows[0]?.id);
+      await pool.query('SELECT pg_notify($1, $2)', [inboxChannel, JSON.stringify(['request', id])]);
+    } catch (error) {
+      throw new SessionLogError(
+        `Could not hand a ${request.kind} to the owner of ${location}: ${errorMessage(error)}. ` +
+        'Check that PostgreSQL is reachable, then retry.',
+        { code: 'session_write_failed', location, cause: error },
+      );
+    }
+    const unreachable = (): SessionLogError => new SessionLogError(
+      `The claw instance that owns ${location} did not take a ${request.kind} within ` +
+      `${timeoutMs} ms; it was withdrawn. Retry: the session is taken over once its owner's lease lapses.`,
+      { code: 'session_owner_unreachable', location },
+    );
+    let wake: () => void = () => undefined;
+    this.replyWaiters.set(rowId, () => wake());
+    try {
+      const deadline = Date.now() + timeoutMs;
+      let taken = false;
+      for (;;) {
+        const row = await pool.query<{ taken: boolean; reply: RelayReply | null }>(
+          'SELECT taken_at IS NOT NULL AS taken, reply FROM claw_inbox WHERE id = $1',
+          [rowId],
+        ).then((result) => result.rows[0], () => undefined);
+        if (row?.reply !== undefined && row.reply !== null) {
+          await pool.query('DELETE FROM claw_inbox WHERE id = $1', [rowId]).catch(() => undefined);
+          return row.reply;
+        }
+        taken ||= row?.taken === true;
+        if (Date.now() >= deadline) {
+          if (taken) {
+            // Taken and being worked on: its reply is near (a prompt or answer is quick).
+            if (Date.now() >= deadline + timeoutMs) throw unreachable();
+          } else {
+            const withdrawn = await pool.query(
+              'UPDATE claw_inbox SET taken_at = now(), reply = $2 WHERE id = $1 AND taken_at IS NULL RETURNING 1',
+              [rowId, JSON.stringify({ ok: false, code: 'withdrawn', message: 'withdrawn' })],
+            ).catch(() => undefined);
+            if (withdrawn?.rowCount === 1) {
+              await pool.query('DELETE FROM claw_inbox WHERE id = $1', [rowId]).catch(() => undefined);
+              throw unreachable();
+            }
+            taken = true;
+          }
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(this.options.pollMs, 250));
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    } finally {
+      this.replyWaiters.delete(rowId);
+    }
+  }
+
+  serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void {
+    const { pool } = this.options;
+    let stopped = false;
+    let running = false;
+    let again = false;
+    const drain = async (): Promise<void> => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        do {
+          again = false;
+          const open = await pool.query<{ id: string }>(
+            'SELECT id FROM claw_inbox WHERE session_id = $1 AND taken_at IS NULL ORDER BY id',
+            [id],
+          );
+          for (const { id: rowId } of open.rows) {
+            if (stopped) return;
+            const claimed = await pool.query<{ payload: RelayRequest }>(
+              'UPDATE claw_inbox SET taken_at = now() WHERE id = $1 AND taken_at IS NULL RETURNING payload',
+              [rowId],
+            );
+            const request = claimed.rows[0]?.payload;
+            if (request === undefined) continue;
+            const reply = await handle(request).catch((error: unknown): RelayReply => ({
+              ok: false,
+              code: 'internal_error',
+              message: errorMessage(error),
+            }));
+            await pool.query('UPDATE claw_inbox SET reply = $2 WHERE id = $1', [rowId, JSON.stringify(reply)]);
+            await pool.query('SELECT pg_notify($1, $2)', [inboxChannel, JSON.stringify(['reply', id, rowId])]);
+          }
+        } while (again && !stopped);
+      } catch {
+        // The database is away: the next wake-up or poll tries again.
+      } finally {
+        running = false;
+      }
+    };
+    void this.listen();
+    const unwatch = addWaiter(this.requestWaiters, id, () => void drain());
+    const poll = setInterval(() => void drain(), this.options.pollMs);
+    poll.unref();
+    void drain();
+    return () => {
+      stopped = true;
+      unwatch();
+      clearInterval(poll);
+    };
+  }
+}
+
+function addWaiter(waiters: Waiters, id: string, wake: () => void): () => void {
+  let set = waiters.get(id);
+  if (set === undefined) {
+    set = new Set();
+    waiters.set(id, set);
+  }
+  set.add(wake);
+  return () => {
+    set.delete(wake);
+    if (set.size === 0 && waiters.get(id) === set) waiters.delete(id);
+  };
+}
+
+function wakeAll(waiters: Waiters, id: string): void {
+  for (const wake of waiters.get(id) ?? []) wake();
+}
+
+function parseChange(text: string, location: string, index: number): SessionChange {
+  try {
+    return JSON.parse(text) as SessionChange;
+  } catch (error) {
+    throw new SessionLogError(
+      `${location} holds a record that is not JSON: restore the database from a backup or remove the session.`,
+      { code: 'session_corrupt', location, record: index + 1, cause: error },
+    );
+  }
+}
