@@ -8,10 +8,19 @@ export { LeaseKeeper, defaultSetTimer, type LeaseKeeperOptions, type SetTimer } 
 export { migrate, migrations, type Migration } from './migrations.js';
 export {
   PgSessionLog,
-  changesChannel,
   defaultLeaseMs,
+  keptAfterCompaction,
   defaultRenewEveryMs,
   type PgSessionLease,
   type PgSessionLogOptions,
 } from './pg-session-log.js';
 export { PgSessions, WorkspaceUnavailableError } from './pg-sessions.js';
+export { PgListener, type PgListenerOptions } from './listener.js';
+export { changesChannel, inboxChannel } from './relay.js';
+export {
+  PgAuditLog,
+  type PgAuditEntriesOptions,
+  type PgAuditEntry,
+  type PgAuditLogOptions,
+} from './pg-audit-log.js';
+export { PgGrantStore, type PgGrantStoreOptions } from './pg-grant-store.js';
