@@ -142,7 +142,7 @@ export class A2aEndpoints {
           }
         },
       };
-      const runtime = await this.options.sessions.createRuntime({
+      const runtime = await this.options.sessions.createLocalRuntime({
         // Its id is who answered (`by`) when its denial wins.
         id: inboundDenier,
         sessionId,

@@ -88,6 +88,8 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       httpPort: options.httpPort,
       allowOrigins: options.allowOrigins,
       idleTimeoutMs: options.idleTimeoutMs,
+      // Sessions another instance owns are served here too, through the store (SCALE-4).
+      ...(shared === undefined ? {} : { relay: { log: shared.log } }),
       a2a: { approvalTimeoutMs: options.a2aApprovalTimeoutMs },
       version: packageJson.version,
       ...consoleFiles(),

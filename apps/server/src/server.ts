@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import path from 'node:path';
 import type { RuntimeFactory } from '@claw/runtime';
+import type { SessionRelay } from '@claw/session-store';
 import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
 import { ConnectionHub, defaultConnectionLimits, type ConnectionLimits } from './connections.js';
 import { createHttpRoutes } from './http.js';
@@ -27,6 +28,11 @@ export interface ClawServerOptions {
   allowOrigins?: readonly string[];
   /** A session nobody watches is unloaded after this long (CH-10). Default 30 minutes. */
   idleTimeoutMs?: number;
+  /**
+   * The store several instances share (SCALE-4), so that a session another instance owns is
+   * served here too (see `ServerSessionsOptions.relay`).
+   */
+  relay?: { log: SessionRelay; pollMs?: number };
   limits?: Partial<ConnectionLimits>;
   /** The web console's built files; served at `/`. */
   consoleDir?: string;
@@ -80,6 +86,7 @@ export class ClawServer {
       factory: options.factory,
       workspaces,
       idleTimeoutMs: options.idleTimeoutMs ?? 30 * 60_000,
+      ...(options.relay === undefined ? {} : { relay: options.relay }),
     });
     const limits = { ...defaultConnectionLimits, ...options.limits };
     this.hub = new ConnectionHub({

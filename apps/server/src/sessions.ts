@@ -2,7 +2,16 @@ import path from 'node:path';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
 import type { RuntimeSource, WelcomeSession } from '@claw/channel';
 import { abortReason } from '@claw/core';
-import type { CreateRuntimeOptions, Runtime, RuntimeFactory } from '@claw/runtime';
+import {
+  RemoteRuntime,
+  RemoteSession,
+  relayHandler,
+  type CreateRuntimeOptions,
+  type Runtime,
+  type RuntimeFactory,
+  type RuntimeHandle,
+} from '@claw/runtime';
+import { SessionLockedError, type SessionRelay } from '@claw/session-store';
 
 /** What the registry needs of the runtime factory. */
 export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions' | 'closeSession'>;
@@ -15,6 +24,12 @@ export interface ServerSessionsOptions {
   idleTimeoutMs: number;
   /** Most sessions `welcome` lists (the most recently changed first). Default 200. */
   welcomeLimit?: number;
+  /**
+   * The shared store, when several instances share one (SCALE-4): a session another instance
+   * owns is then served here from the store, its requests handed to the owner, and taken over
+   * when the owner goes away. Without it such a session is refused (`session_locked`).
+   */
+  relay?: { log: SessionRelay; pollMs?: number };
 }
 
 /** How long a listing of the stored sessions serves `welcome` (see `storedSessions`). */
@@ -27,8 +42,17 @@ interface Entry {
   key: string;
   sessionId: string;
   workDir: string;
-  /** The server's own attachment: keeps the session loaded between clients, denies when idle. */
-  keeper: Runtime;
+  /**
+   * The server's own attachment: keeps the session loaded between clients, denies when idle.
+   * Undefined while another instance owns the session (then `remote` serves it).
+   */
+  keeper: Runtime | undefined;
+  /** The session as another instance owns it (SCALE-4); it stays after a takeover (`adopted`). */
+  remote: RemoteSession | undefined;
+  /** Stops serving the requests other instances hand to this owner. */
+  stopServing: (() => void) | undefined;
+  /** A takeover under way. */
+  takingOver: Promise<void> | undefined;
   clients: number;
   timer: ReturnType<typeof setTimeout> | undefined;
   /** Set when the idle time ran out with nobody attached; cleared when a client comes. */
@@ -59,8 +83,47 @@ export class ServerSessions implements RuntimeSource {
     this.options = options;
   }
 
-  /** A runtime for one client; the session is loaded (and kept) while any client holds one. */
-  async createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
+  /**
+   * A runtime for one client; the session is loaded (and kept) while any client holds one. When
+   * another instance owns the session (SCALE-4), the client's handle follows it from the store.
+   */
+  async createRuntime(options: CreateRuntimeOptions): Promise<RuntimeHandle> {
+    const { entry, workDir, sessionId } = await this.join(options);
+    const remote = entry.remote;
+    if (entry.keeper === undefined && remote !== undefined) {
+      return new RemoteRuntime({
+        id: options.id ?? `client:${sessionId}`,
+        remote,
+        onClose: () => {
+          options.onClose?.();
+          this.leave(entry);
+        },
+      });
+    }
+    return this.localRuntime(entry, { ...options, workDir, sessionId });
+  }
+
+  /**
+   * A runtime of this process on the session, for callers that run a task here and wait for it
+   * (A2A): it takes the session's lease.
+   *
+   * @throws SessionLockedError when another instance owns the session.
+   */
+  async createLocalRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
+    const { entry, workDir, sessionId } = await this.join(options);
+    if (entry.keeper === undefined) {
+      this.leave(entry);
+      throw new SessionLockedError(
+        `Session ${JSON.stringify(sessionId)} is owned by another claw instance; run the task there.`,
+        { sessionId },
+      );
+    }
+    return this.localRuntime(entry, { ...options, workDir, sessionId });
+  }
+
+  private async join(
+    options: CreateRuntimeOptions,
+  ): Promise<{ entry: Entry; workDir: string; sessionId: string }> {
     const workDir = path.resolve(options.workDir);
     const sessionId = options.sessionId ?? 'default';
     this.knownIds.add(sessionId);
@@ -69,6 +132,14 @@ export class ServerSessions implements RuntimeSource {
     while (entry.unloading !== undefined) entry = await this.entry(sessionId, workDir);
     entry.clients += 1;
     this.touch(entry);
+    return { entry, workDir, sessionId };
+  }
+
+  private async localRuntime(
+    entry: Entry,
+    options: CreateRuntimeOptions & { workDir: string; sessionId: string },
+  ): Promise<Runtime> {
+    const { workDir, sessionId } = options;
     try {
       return await this.options.factory.createRuntime({
         ...options,
@@ -94,7 +165,8 @@ export class ServerSessions implements RuntimeSource {
     for (const pending of this.entries.values()) {
       const entry = await pending.catch(() => undefined);
       if (entry === undefined || entry.unloading !== undefined) continue;
-      const view = entry.keeper.snapshot();
+      const view = entry.keeper?.snapshot() ?? entry.remote?.view();
+      if (view === undefined) continue;
       sessions.set(entry.key, {
         session_id: entry.sessionId,
         state: view.state,
@@ -169,7 +241,7 @@ export class ServerSessions implements RuntimeSource {
     let count = 0;
     for (const pending of this.entries.values()) {
       const entry = await pending.catch(() => undefined);
-      if (entry?.keeper.activeTask !== undefined) count += 1;
+      if (entry?.keeper?.activeTask !== undefined) count += 1;
     }
     return count;
   }
@@ -180,7 +252,9 @@ export class ServerSessions implements RuntimeSource {
   async tasksDone(signal: AbortSignal): Promise<void> {
     const entries = await Promise.allSettled([...this.entries.values()]);
     const waits = entries.flatMap((settled) =>
-      settled.status === 'fulfilled' ? [settled.value.keeper.idle().catch(() => undefined)] : [],
+      settled.status === 'fulfilled' && settled.value.keeper !== undefined
+        ? [settled.value.keeper.idle().catch(() => undefined)]
+        : [],
     );
     if (signal.aborted) return;
     await new Promise<void>((resolve) => {
@@ -201,15 +275,15 @@ export class ServerSessions implements RuntimeSource {
     );
     // The task first, while its clients still follow the session: they see it canceled.
     await Promise.allSettled(entries.map(async (entry) => {
-      entry.keeper.cancel(reason);
-      await entry.keeper.idle();
+      entry.keeper?.cancel(reason);
+      await entry.keeper?.idle();
     }));
     const unloading: Array<Promise<void>> = [];
     for (const entry of entries) {
       clearTimeout(entry.timer);
       entry.timer = undefined;
       // Closing waits for the session's last events to settle (their writes are refused).
-      const closed = entry.keeper.close({ cancel: false }).catch(() => undefined);
+      const closed = this.unload(entry).catch(() => undefined);
       entry.unloading ??= closed.finally(() => {
         void this.entries.get(entry.key)?.then((current) => {
           if (current === entry) this.entries.delete(entry.key);
@@ -230,8 +304,8 @@ export class ServerSessions implements RuntimeSource {
     await Promise.allSettled(
       entries.map(async (settled) => {
         if (settled.status !== 'fulfilled') return;
-        settled.value.keeper.cancel(reason);
-        await settled.value.keeper.idle();
+        settled.value.keeper?.cancel(reason);
+        await settled.value.keeper?.idle();
       }),
     );
   }
@@ -244,7 +318,7 @@ export class ServerSessions implements RuntimeSource {
       entries.map(async (settled) => {
         if (settled.status !== 'fulfilled') return;
         clearTimeout(settled.value.timer);
-        await settled.value.keeper.close({ cancel: false });
+        await this.unload(settled.value);
       }),
     );
     this.entries.clear();
@@ -275,21 +349,82 @@ export class ServerSessions implements RuntimeSource {
       key,
       sessionId,
       workDir,
-      keeper: undefined as unknown as Runtime,
+      keeper: undefined,
+      remote: undefined,
+      stopServing: undefined,
+      takingOver: undefined,
       clients: 0,
       timer: undefined,
       expired: false,
       waiters,
       unloading: undefined,
     };
-    entry.keeper = await this.options.factory.createRuntime({
+    const { relay } = this.options;
+    try {
+      await this.own(entry);
+    } catch (error) {
+      if (!(error instanceof SessionLockedError) || relay === undefined) throw error;
+      // Another instance owns it: serve it from the store (SCALE-4).
+      entry.remote = await RemoteSession.open({
+        relay: relay.log,
+        sessionId,
+        workDir,
+        ...(relay.pollMs === undefined ? {} : { pollMs: relay.pollMs }),
+        onOwnerGone: () => this.takeOver(entry),
+      });
+    }
+    return entry;
+  }
+
+  /**
+   * Takes the session's lease here (its keeper), and serves the requests other instances' clients
+   * send to it.
+   *
+   * @throws SessionLockedError when another instance owns it.
+   */
+  private async own(entry: Entry): Promise<Runtime> {
+    const keeper = await this.options.factory.createRuntime({
       // Its id is who answered (`by`) when its idle-timeout denial wins.
       id: idleDenier,
-      sessionId,
-      workDir,
+      sessionId: entry.sessionId,
+      workDir: entry.workDir,
       approvalHandler: this.idleDenial(entry),
     });
-    return entry;
+    entry.keeper = keeper;
+    entry.stopServing = this.options.relay?.log.serve(entry.sessionId, relayHandler(keeper));
+    return keeper;
+  }
+
+  /**
+   * The owner of a session served from the store went away (SCALE-3): take it over here, unless
+   * another instance was quicker. Its clients go on following it, now from this process.
+   */
+  private takeOver(entry: Entry): Promise<void> {
+    if (entry.keeper !== undefined || entry.unloading !== undefined || this.closed) {
+      return Promise.resolve();
+    }
+    entry.takingOver ??= (async () => {
+      try {
+        const keeper = await this.own(entry);
+        entry.remote?.adopt(keeper);
+      } catch (error) {
+        if (!(error instanceof SessionLockedError)) throw error;
+      } finally {
+        entry.takingOver = undefined;
+      }
+    })();
+    return entry.takingOver;
+  }
+
+  /** Lets the entry's session go: stops serving, closes the keeper and the remote follower. */
+  private async unload(entry: Entry): Promise<void> {
+    entry.stopServing?.();
+    entry.stopServing = undefined;
+    try {
+      await entry.keeper?.close({ cancel: false });
+    } finally {
+      await entry.remote?.close();
+    }
   }
 
   /** Answers a session's questions with a denial once nobody watched it for the idle time. */
@@ -341,9 +476,10 @@ export class ServerSessions implements RuntimeSource {
     entry.expired = true;
     for (const deny of [...entry.waiters]) deny();
     entry.waiters.clear();
-    await entry.keeper.idle().catch(() => undefined);
+    await entry.keeper?.idle().catch(() => undefined);
+    await entry.takingOver?.catch(() => undefined);
     if (entry.clients > 0 || !entry.expired || entry.unloading !== undefined) return;
-    entry.unloading = entry.keeper.close({ cancel: false }).finally(() => {
+    entry.unloading = this.unload(entry).finally(() => {
       void this.entries.get(entry.key)?.then((current) => {
         if (current === entry) this.entries.delete(entry.key);
       });

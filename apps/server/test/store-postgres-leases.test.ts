@@ -256,7 +256,8 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     expect((await readFile(marker, 'utf8')).trim().split('\n')).toEqual(['ran']);
 
     // A let the session go: its client's next prompt is refused, and opening it again on A reads
-    // the store, where the new owner holds it, instead of showing what A had in memory.
+    // the store, where the new owner holds it (served from there, SCALE-4), instead of showing
+    // what A had in memory (its cancellation).
     const from = a.client.events.length;
     a.client.send({ type: 'prompt', content: 'again' });
     await a.client.next('error', () => true, from, 10_000);
@@ -265,7 +266,10 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     const welcome = await other.hello(a.server.token());
     expect(JSON.stringify(welcome)).toContain('lost-1');
     other.send({ type: 'open', session_id: 'lost-1' });
-    expect(await other.next('error', () => true, 0, 10_000)).toMatchObject({ code: 'session_locked' });
+    const reopened = await other.next('session_opened', () => true, 0, 10_000);
+    // What the store has: A's cancellation was never written.
+    expect(reopened.last_seq).toBeLessThan(canceled.seq);
+    expect(reopened.state).toBe('running');
     expect(await lastSeq(db, 'lost-1')).toBe(before);
   });
 
@@ -278,20 +282,39 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     const b = await startServer(workDir, url, ['--lease-ms', '2000']);
     a.client.send({ type: 'open', session_id: 'crash-1' });
     await a.client.next('session_opened');
+    // While A owns the session, a client of B follows it (SCALE-4): it sees A's events live.
+    b.client.send({ type: 'open', session_id: 'crash-1' });
+    expect(await b.client.next('session_opened', () => true, 0, 10_000)).toMatchObject({ state: 'idle' });
     a.client.send({ type: 'prompt', content: 'run the long job' });
     await sleepStarted(tag);
     await a.client.next('tool_call', () => true, 0, 10_000);
-
-    // While A lives, B cannot open the session.
-    b.client.send({ type: 'open', session_id: 'crash-1' });
-    expect(await b.client.next('error', () => true, 0, 10_000)).toMatchObject({ code: 'session_locked' });
+    const call = await b.client.next('tool_call', () => true, 0, 10_000);
+    expect(call.tool_call_id).toBe('call-sleep');
+    expect(b.client.of('task_started').map((event) => event.content)).toEqual(['run the long job']);
+    // A client that opens it on B now finds it running.
+    const watcher = await WsClient.connect(b.ports.http);
+    await watcher.hello(b.server.token());
+    watcher.send({ type: 'open', session_id: 'crash-1', role: 'observer' });
+    expect(await watcher.next('session_opened', () => true, 0, 10_000)).toMatchObject({ state: 'running' });
 
     const pid = a.server.child.pid;
     if (pid === undefined) throw new Error('no pid');
     process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
     expect(await a.server.exited).toBe('SIGKILL');
-    // B takes it over once A's 2 s lease lapsed (the deadline is the lease plus a few seconds).
-    const { from } = await openWhenFree(b.client, 'crash-1', 2000 + 6000);
+    // B takes it over once A's 2 s lease lapsed, and its client sees, without reopening, the call
+    // paired with "started, outcome unknown" and the task ended (within the lease plus a few s).
+    const result = await b.client.next('tool_result', (event) => event.tool_call_id === 'call-sleep', 0, 2000 + 6000);
+    expect(result).toMatchObject({ result: toolCallStartedText, is_error: true, task_id: call.task_id });
+    const failed = await b.client.next('task_failed', () => true, 0, 5000);
+    expect(failed).toMatchObject({ code: 'task_interrupted', task_id: call.task_id });
+    expect(failed.error).toContain('call-sleep: started, outcome unknown');
+    expect(Date.now() - killedAt).toBeLessThan(2000 + 6000);
+    const seqs = b.client.events.flatMap((event) => ('seq' in event ? [event.seq] : []));
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    // A client that opens it now sees the pair in the history.
+    const { from } = await openWhenFree(b.client, 'crash-1', 5000);
     const history = await b.client.next('history', () => true, from);
     const paired = history.messages.filter((message) => message.role === 'tool' && message.tool_call_id === 'call-sleep');
     expect(paired).toEqual([{ role: 'tool', tool_call_id: 'call-sleep', content: toolCallStartedText, is_error: true }]);
@@ -342,6 +365,14 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
       const { from } = await openWhenFree(b.client, 'frozen-1', 8000);
       const history = await b.client.next('history', () => true, from);
       expect(JSON.stringify(history.messages)).toContain(toolCallStartedText);
+      // B ended the task A left running: wait until that is written.
+      await until(async () => {
+        const rows = await db.query(
+          'SELECT 1 FROM claw_changes WHERE session_id = $1 AND change LIKE \'%"state":"idle"%\'',
+          ['frozen-1'],
+        );
+        return rows.rowCount === 1 ? true : undefined;
+      }, 'B to end the interrupted task');
       const takeover = await db.query<{ epoch: string; owner_instance: string; at: Date }>(
         'SELECT epoch, owner_instance, now() AS at FROM claw_sessions WHERE id = $1',
         ['frozen-1'],
