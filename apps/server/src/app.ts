@@ -67,8 +67,16 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       io,
       (sessionId, reason) => server?.dropSession(sessionId, reason),
     );
+    const store = shared;
     factory = new RuntimeFactory({
-      ...(shared === undefined ? {} : { sessions: shared }),
+      // Sessions, grants and audit rows in the database, bound to each workspace's id (SCALE-4/5).
+      ...(store === undefined
+        ? {}
+        : {
+            sessions: store,
+            grantStore: (workDir: string) => store.grantStore(workDir),
+            auditLog: (workDir: string) => store.auditLog(workDir),
+          }),
       settings,
       env: io.env,
       tracer: tracing.tracer,

@@ -15,6 +15,7 @@ export {
   type PgSessionLogOptions,
 } from './pg-session-log.js';
 export { PgSessions, WorkspaceUnavailableError } from './pg-sessions.js';
+export { workspaceIdOf, workspaceIdPath } from './workspace-id.js';
 export { PgListener, type PgListenerOptions } from './listener.js';
 export { changesChannel, inboxChannel } from './relay.js';
 export {

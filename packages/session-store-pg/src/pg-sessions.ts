@@ -7,7 +7,10 @@ import {
   type SessionSummary,
 } from '@claw/session-store';
 import { PgSessionError } from './errors.js';
+import { PgAuditLog } from './pg-audit-log.js';
+import { PgGrantStore } from './pg-grant-store.js';
 import type { PgSessionLog } from './pg-session-log.js';
+import { workspaceIdOf, workspaceIdPath } from './workspace-id.js';
 
 /**
  * The session is bound to a workspace this instance cannot reach (SCALE-5,
@@ -17,27 +20,40 @@ export class WorkspaceUnavailableError extends PgSessionError {
   declare readonly code: 'workspace_unavailable';
   readonly sessionId: string;
   readonly workDir: string;
+  /** The workspace the session belongs to, when it is not the one at `workDir` here. */
+  readonly workspace: string | undefined;
 
-  constructor(options: { sessionId: string; workDir: string; cause?: unknown }) {
+  constructor(
+    options: { sessionId: string; workDir: string; workspace?: string; cause?: unknown },
+  ) {
     super(
-      `Session ${JSON.stringify(options.sessionId)} works in ${options.workDir}, which this ` +
-      'claw instance cannot reach. Mount the shared workspace folder at the same path on every ' +
-      'instance, or open the session through an instance that has it.',
+      options.workspace === undefined
+        ? `Session ${JSON.stringify(options.sessionId)} works in ${options.workDir}, which this ` +
+        'claw instance cannot reach. Mount the shared workspace folder on every instance, or ' +
+        'open the session through an instance that has it.'
+        : `Session ${JSON.stringify(options.sessionId)} belongs to workspace ` +
+          `${JSON.stringify(options.workspace)}, and ${options.workDir} on this claw instance is ` +
+          'another workspace. Open it in the folder where that workspace is mounted (its ' +
+          `${workspaceIdPath} names it), or through an instance that has it.`,
       { code: 'workspace_unavailable', cause: options.cause, userError: true },
     );
     this.sessionId = options.sessionId;
     this.workDir = options.workDir;
+    this.workspace = options.workspace;
   }
 }
 
 /**
  * Sessions of every workspace in one PostgreSQL database, for a claw-server instance: what the
  * runtime's `SessionSource` asks for (`open`, `list` per workspace), on a {@link PgSessionLog}.
- * A session is opened only where its workspace folder exists (SCALE-5).
+ * Sessions, grants and the audit log are bound to a workspace's logical id (SCALE-5,
+ * {@link workspaceIdOf}), the same on every instance whatever the path it is mounted at; a
+ * session is opened only in a folder that is its workspace.
  */
 export class PgSessions {
   readonly log: PgSessionLog;
   private readonly store: SessionStore;
+  private readonly ids = new Map<string, Promise<string>>();
 
   constructor(options: { log: PgSessionLog }) {
     this.log = options.log;
@@ -45,27 +61,84 @@ export class PgSessions {
   }
 
   /**
-   * Opens the session (taking its lease) in `workDir`.
+   * The logical id of the workspace at `workDir` (read once per folder).
    *
-   * @throws WorkspaceUnavailableError when `workDir` is not a folder on this machine.
+   * @throws WorkspaceUnavailableError when `workDir` is not a folder on this machine;
+   *   PgSessionError `workspace_unavailable` when its id file is damaged.
+   */
+  workspaceOf(workDir: string, sessionId = ''): Promise<string> {
+    const root = path.resolve(workDir);
+    let id = this.ids.get(root);
+    if (id === undefined) {
+      id = (async () => {
+        try {
+          const info = await stat(root);
+          if (!info.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+        } catch (error) {
+          const cause = errnoCode(error) ?? error;
+          throw new WorkspaceUnavailableError({ sessionId, workDir: root, cause });
+        }
+        return workspaceIdOf(root);
+      })();
+      this.ids.set(root, id);
+      // A failure is not kept: the folder may be mounted later.
+      id.catch(() => this.ids.delete(root));
+    }
+    return id;
+  }
+
+  /**
+   * Opens the session (taking its lease) in `workDir`, and binds a new session to that workspace.
+   *
+   * @throws WorkspaceUnavailableError when `workDir` is not a folder on this machine, or is not
+   *   the session's workspace.
    * @throws SessionLockedError when another instance holds the session.
    */
   async open(id: string, options: { workDir: string }): Promise<SessionLease> {
     const workDir = path.resolve(options.workDir);
-    try {
-      const info = await stat(workDir);
-      if (!info.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
-    } catch (error) {
-      const cause = errnoCode(error) ?? error;
-      throw new WorkspaceUnavailableError({ sessionId: id, workDir, cause });
+    const workspace = await this.workspaceOf(workDir, id);
+    const bound = await this.log.pool.query<{ workspace: string | null }>(
+      'SELECT workspace FROM claw_sessions WHERE id = $1',
+      [id],
+    );
+    const owner = bound.rows[0]?.workspace ?? null;
+    if (owner !== null && owner !== workspace) {
+      throw new WorkspaceUnavailableError({ sessionId: id, workDir, workspace: owner });
     }
-    return this.store.open(id, { workDir });
+    const lease = await this.store.open(id, { workDir });
+    await this.log.pool.query(
+      'UPDATE claw_sessions SET workspace = $2 WHERE id = $1 AND workspace IS NULL',
+      [id, workspace],
+    ).catch(() => undefined);
+    return lease;
   }
 
-  /** The sessions that work in `workDir`, most recently changed first. */
+  /** The sessions of the workspace at `workDir`, most recently changed first. */
   async list(workDir: string): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
-    return (await this.store.list()).filter((summary) => summary.workDir === root);
+    const workspace = await this.workspaceOf(root);
+    const rows = await this.log.pool.query<{ id: string; workspace: string | null }>(
+      'SELECT id, workspace FROM claw_sessions WHERE workspace = $1 OR workspace IS NULL',
+      [workspace],
+    );
+    const bound = new Map(rows.rows.map((row) => [row.id, row.workspace]));
+    // A session not bound yet (stored before workspace ids) belongs to the folder it worked in.
+    return (await this.store.list()).filter((summary) => {
+      const of = bound.get(summary.id);
+      return of === workspace || (of === null && summary.workDir === root);
+    });
+  }
+
+  /** The grants of the workspace at `workDir`, in the database (SCALE-4). */
+  async grantStore(workDir: string): Promise<PgGrantStore> {
+    const workspace = await this.workspaceOf(workDir);
+    return new PgGrantStore({ pool: this.log.pool, workspace, workDir: path.resolve(workDir) });
+  }
+
+  /** The audit log of the workspace at `workDir`, in the database; rows name this instance. */
+  async auditLog(workDir: string): Promise<PgAuditLog> {
+    const workspace = await this.workspaceOf(workDir);
+    return new PgAuditLog({ pool: this.log.pool, instanceId: this.log.instanceId, workspace });
   }
 
   /** Stores what is open, gives up every lease and closes the log (and its pool). */

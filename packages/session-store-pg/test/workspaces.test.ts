@@ -1,0 +1,120 @@
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  PgSessionError,
+  PgSessions,
+  WorkspaceUnavailableError,
+  workspaceIdOf,
+  workspaceIdPath,
+} from '../src/index.js';
+import { postgresAvailable } from '../src/testing/index.js';
+import { closeLogs, openLog, sharedCluster } from './fixtures.js';
+
+const folders: string[] = [];
+
+async function folder(): Promise<string> {
+  const made = await mkdtemp(path.join(tmpdir(), 'claw-pg-workspace-'));
+  folders.push(made);
+  return made;
+}
+
+afterEach(async () => {
+  for (const made of folders.splice(0)) await rm(made, { recursive: true, force: true });
+});
+
+describe('workspaceIdOf (SCALE-5)', () => {
+  it('makes the id once, and instances making it at once agree on it', async () => {
+    const workDir = await folder();
+    const ids = await Promise.all(Array.from({ length: 8 }, () => workspaceIdOf(workDir)));
+    expect(new Set(ids).size).toBe(1);
+    const stored = JSON.parse(await readFile(path.join(workDir, workspaceIdPath), 'utf8')) as { id: string };
+    expect(stored.id).toBe(ids[0]);
+    expect(await workspaceIdOf(workDir)).toBe(ids[0]);
+  });
+
+  it('refuses a damaged id file, saying which file and what to do', async () => {
+    const workDir = await folder();
+    await mkdir(path.join(workDir, '.claw'));
+    for (const text of ['not json', '{"id": ""}', '{"id": 7}', '{}']) {
+      await writeFile(path.join(workDir, workspaceIdPath), text);
+      const error = await workspaceIdOf(workDir).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(PgSessionError);
+      expect(error).toMatchObject({ code: 'workspace_unavailable' });
+      expect((error as Error).message).toContain(path.join(workDir, workspaceIdPath));
+      expect((error as Error).message).toMatch(/restore it .* or remove it/);
+    }
+  });
+});
+
+describe.skipIf(!postgresAvailable())('PgSessions: sessions bound to a logical workspace (SCALE-5)', () => {
+  const { freshDatabase } = sharedCluster();
+  afterEach(closeLogs);
+
+  it('lists and opens a session on an instance that mounts its workspace at another path', async () => {
+    const url = await freshDatabase();
+    const real = await folder();
+    const elsewhere = path.join(await folder(), 'mounted-here');
+    // The same folder under another path, as another machine's mount would be.
+    await symlink(real, elsewhere);
+    const a = new PgSessions({ log: await openLog(url) });
+    const b = new PgSessions({ log: await openLog(url) });
+    const lease = await a.open('shared-1', { workDir: real });
+    await lease.session.append({ role: 'user', content: 'hello' });
+    await lease.release();
+
+    expect((await b.list(elsewhere)).map((summary) => summary.id)).toEqual(['shared-1']);
+    expect((await a.list(real)).map((summary) => summary.id)).toEqual(['shared-1']);
+    const reopened = await b.open('shared-1', { workDir: elsewhere });
+    expect(reopened.session.history()).toEqual([{ role: 'user', content: 'hello' }]);
+    // Run in the folder as this instance has it (SES-5).
+    expect(reopened.session.workDir).toBe(elsewhere);
+    await reopened.release();
+    const row = await b.log.pool.query('SELECT workspace FROM claw_sessions WHERE id = $1', ['shared-1']);
+    expect(row.rows[0]).toEqual({ workspace: await workspaceIdOf(real) });
+  });
+
+  it('refuses a session in a folder that is another workspace, or missing, with workspace_unavailable', async () => {
+    const url = await freshDatabase();
+    const first = await folder();
+    const second = await folder();
+    const sessions = new PgSessions({ log: await openLog(url) });
+    const lease = await sessions.open('bound-1', { workDir: first });
+    await lease.session.append({ role: 'user', content: 'in the first workspace' });
+    await lease.release();
+
+    const wrong = await sessions.open('bound-1', { workDir: second }).catch((caught: unknown) => caught);
+    expect(wrong).toBeInstanceOf(WorkspaceUnavailableError);
+    expect(wrong).toMatchObject({ code: 'workspace_unavailable', workspace: await workspaceIdOf(first) });
+    expect((wrong as Error).message).toContain(`${second} on this claw instance is another workspace`);
+    expect((await sessions.list(second)).map((summary) => summary.id)).toEqual([]);
+
+    const missing = path.join(second, 'not-mounted');
+    const absent = await sessions.open('bound-1', { workDir: missing }).catch((caught: unknown) => caught);
+    expect(absent).toBeInstanceOf(WorkspaceUnavailableError);
+    expect((absent as Error).message).toContain(`${missing}, which this claw instance cannot reach`);
+    // Nothing was taken: the right folder still opens it.
+    const again = await sessions.open('bound-1', { workDir: first });
+    expect(again.session.history()).toHaveLength(1);
+    await again.release();
+  });
+
+  it('keeps grants and audit rows per workspace id, shared by the instances that mount it', async () => {
+    const url = await freshDatabase();
+    const real = await folder();
+    const elsewhere = path.join(await folder(), 'mount');
+    await symlink(real, elsewhere);
+    const a = new PgSessions({ log: await openLog(url, { instanceId: 'instance-a' }) });
+    const b = new PgSessions({ log: await openLog(url, { instanceId: 'instance-b' }) });
+    const grantsA = await a.grantStore(real);
+    const grantsB = await b.grantStore(elsewhere);
+    expect(grantsA.workspace).toBe(grantsB.workspace);
+    const audit = await b.auditLog(elsewhere);
+    await audit.record({
+      time: new Date().toISOString(), requestId: 'r1', sessionId: 's1', toolName: 'bash', digest: 'd', decision: 'deny',
+    });
+    const entries = await (await a.auditLog(real)).entries();
+    expect(entries).toMatchObject([{ requestId: 'r1', instance: 'instance-b', workspace: grantsA.workspace }]);
+  });
+});
