@@ -119,11 +119,66 @@ async function takeover(url, lease, run) {
   }
 }
 
+/**
+ * How long a change takes from its owner's append to a reader on another instance (SCALE-4):
+ * woken by LISTEN/NOTIFY, or (the baseline) by its poll alone, every `pollMs`.
+ */
+async function followLatency(url, { notify, events, pollMs }) {
+  const owner = await PgSessionLog.open({ connectionString: url, poolSize: 2 });
+  const reader = await PgSessionLog.open({ connectionString: url, poolSize: 2, pollMs });
+  const id = `follow-${notify ? 'notify' : 'poll'}`;
+  const lock = await owner.acquire(id);
+  await owner.compact(id, snapshot(id, os.tmpdir()));
+  const appendedAt = new Map();
+  const latencies = [];
+  let wake;
+  const unwatch = notify ? reader.watch(id, () => wake?.()) : () => undefined;
+  // The LISTEN connection is up before the first change (as on a server that follows a session).
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const follow = (async () => {
+    let seen = 0;
+    while (seen < events) {
+      const { records } = await reader.readSince(id, seen);
+      for (const { seq } of records) {
+        latencies.push(performance.now() - appendedAt.get(seq));
+        seen = seq;
+      }
+      if (records.length === 0) {
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, pollMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  })();
+  try {
+    for (let seq = 1; seq <= events; seq += 1) {
+      appendedAt.set(seq, performance.now());
+      await owner.append(id, [record(seq)], { sync: false });
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    }
+    await follow;
+  } finally {
+    unwatch();
+    await lock.release();
+    await owner.close();
+    await reader.close();
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { median: at(0.5), p95: at(0.95) };
+}
+
 const root = await mkdtemp(path.join(os.tmpdir(), 'claw-bench-pg-'));
 // Durable like production (fsync on): sync appends then mean the same for both stores.
 const cluster = await startCluster({ fsync: true });
 const rows = [];
 const takeovers = [];
+const follows = [];
+const followEvents = Number(process.env.BENCH_FOLLOW_EVENTS ?? 60);
 try {
   const url = await cluster.createDatabase();
   const pgLog = await PgSessionLog.open({ connectionString: url, poolSize: parallel + 2 });
@@ -143,6 +198,11 @@ try {
     }
   } finally {
     await pgLog.close();
+  }
+  for (const notify of [true, false]) {
+    const latency = await followLatency(url, { notify, events: followEvents, pollMs: 1000 });
+    follows.push({ notify, ...latency });
+    process.stderr.write('.');
   }
   for (const lease of leases) {
     for (let run = 0; run < takeoverRuns; run += 1) {
@@ -170,3 +230,10 @@ for (const { leaseMs, renewEveryMs } of leases) {
   const shown = times.map((ms) => `${(ms / 1000).toFixed(2)} s`).join(', ');
   console.log(`${`lease ${leaseMs / 1000} s (renewed every ${renewEveryMs / 1000} s)`.padEnd(40)}${shown}`);
 }
+const [woken, polled] = follows;
+const ms = (value) => `${value.toFixed(1)} ms`.padStart(12);
+console.log(`\nanother instance reading a session's changes (${followEvents} appends 10-50 ms apart; its poll every 1 s)`);
+console.log(`${''.padEnd(30)}${'median'.padStart(12)}${'p95'.padStart(12)}`);
+console.log(`${'LISTEN/NOTIFY + poll'.padEnd(30)}${ms(woken.median)}${ms(woken.p95)}`);
+console.log(`${'poll only (baseline)'.padEnd(30)}${ms(polled.median)}${ms(polled.p95)}`);
+console.log(`${'notify / poll'.padEnd(30)}${`${(woken.median / polled.median).toFixed(3)}x`.padStart(12)}${`${(woken.p95 / polled.p95).toFixed(3)}x`.padStart(12)}`);

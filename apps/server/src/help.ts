@@ -36,7 +36,9 @@ Listening:
                                   the session it is denied at once (default: ${s.a2aApprovalTimeoutMs})
   --store <url>                   where sessions are stored: file (default: <workdir>/.claw/
                                   sessions) or postgres://user@host/db, one PostgreSQL (15+)
-                                  shared by several claw-server instances (else CLAW_STORE_URL)
+                                  shared by several claw-server instances (else CLAW_STORE_URL);
+                                  any of them serves any session, grants and audit are shared,
+                                  and a workspace is known by .claw/workspace.json wherever mounted
   --lease-ms <n>                  with a PostgreSQL store: how long an instance's hold on a
                                   session lasts without renewal; another instance may take the
                                   session over after it (default: ${s.leaseMs}, at least ${minLeaseMs})
