@@ -1,0 +1,103 @@
+import type { SessionEvent, ToolCall } from '@claw/core';
+import {
+  FileSessionManager,
+  toolCallNeverStartedText,
+  toolCallStartedText,
+} from '@claw/session-store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanUp, scriptedFactory, take, tempWorkspace } from './helpers.js';
+
+afterEach(cleanUp);
+
+const bash = (id: string, command: string): ToolCall => ({
+  id,
+  name: 'bash',
+  arguments: JSON.stringify({ command }),
+});
+
+/**
+ * Leaves a session as a process that stopped mid-task would (SES-7, SCALE-3): a task started, a
+ * wave of two calls, the first one running, the second one waiting for an approval.
+ */
+async function interruptedSession(workDir: string, id: string): Promise<number> {
+  const manager = new FileSessionManager({ workDir });
+  const lease = await manager.open(id, { workDir });
+  const { session } = lease;
+  session.appendEvent({ type: 'task_started', task_id: 'task-1', content: 'build it' });
+  session.appendEvent({ type: 'state', state: 'running', task_id: 'task-1' });
+  await session.append({ role: 'user', content: 'build it' });
+  const running = bash('call-run', 'make');
+  const asking = bash('call-ask', 'rm -rf build');
+  await session.append({ role: 'assistant', content: '', toolCalls: [running, asking] });
+  session.appendEvent({ type: 'tool_call', task_id: 'task-1', tool_call_id: 'call-run', tool_name: 'bash', arguments: running.arguments });
+  await session.toolStarted(running);
+  session.appendEvent({
+    type: 'approval_request', task_id: 'task-1', request_id: 'req-1', tool_name: 'bash',
+    risk: 'dangerous', reason: 'deletes files', arguments: asking.arguments,
+  });
+  const last = session.appendEvent({ type: 'state', state: 'awaiting_approval', task_id: 'task-1' });
+  await last.written;
+  await session.flush();
+  await lease.release();
+  await manager.close();
+  return last.event.seq;
+}
+
+describe('a task a stopped process left open is ended when the session is opened again (SES-7, SCALE-3)', () => {
+  it('closes its question, reports each repaired call, fails the task as interrupted and goes idle', async () => {
+    const workDir = await tempWorkspace();
+    const lastSeq = await interruptedSession(workDir, 'crashed');
+    const { factory } = scriptedFactory([{ text: 'carried on' }]);
+    const runtime = await factory.createRuntime({ workDir, sessionId: 'crashed' });
+    const view = runtime.snapshot();
+    expect(view.state).toBe('idle');
+    expect(view.pendingApprovals).toEqual([]);
+    expect(view.task).toBeUndefined();
+    const events = await take(runtime.events({ after: lastSeq }), 5);
+    const bodies = events.map(({ session_id: _id, at: _at, ...body }) => body);
+    expect(bodies).toEqual([
+      {
+        type: 'approval_resolved', seq: lastSeq + 1, task_id: 'task-1', request_id: 'req-1',
+        decision: 'deny', by: 'canceled',
+      },
+      {
+        type: 'tool_result', seq: lastSeq + 2, task_id: 'task-1', tool_call_id: 'call-run', tool_name: 'bash',
+        result: toolCallStartedText, is_error: true,
+      },
+      {
+        type: 'tool_result', seq: lastSeq + 3, task_id: 'task-1', tool_call_id: 'call-ask', tool_name: 'bash',
+        result: toolCallNeverStartedText, is_error: true,
+      },
+      expect.objectContaining({ type: 'task_failed', seq: lastSeq + 4, task_id: 'task-1', code: 'task_interrupted' }),
+      { type: 'state', seq: lastSeq + 5, state: 'idle' },
+    ]);
+    const failed = events[3] as Extract<SessionEvent, { type: 'task_failed' }>;
+    expect(failed.error).toContain('bash call-run: started, outcome unknown; bash call-ask: never started');
+    expect(failed.error).toContain('no tool was run again');
+
+    // The session goes on: a new task runs, and opening it again ends nothing more.
+    const task = runtime.start('carry on');
+    expect((await task.wait()).finalText).toBe('carried on');
+    await runtime.close();
+    const again = await factory.createRuntime({ workDir, sessionId: 'crashed' });
+    const seq = again.snapshot().seq;
+    expect(again.cursorError(seq)).toBeUndefined();
+    expect(again.snapshot().state).toBe('idle');
+    await again.close();
+    const reopened = await factory.createRuntime({ workDir, sessionId: 'crashed' });
+    expect(reopened.snapshot().seq).toBe(seq);
+    await reopened.close();
+  });
+
+  it('leaves a session whose last task ended as it is', async () => {
+    const workDir = await tempWorkspace();
+    const { factory } = scriptedFactory([{ text: 'done' }]);
+    const runtime = await factory.createRuntime({ workDir, sessionId: 'clean' });
+    await runtime.start('hello').wait();
+    const seq = runtime.snapshot().seq;
+    await runtime.close();
+    const reopened = await factory.createRuntime({ workDir, sessionId: 'clean' });
+    expect(reopened.snapshot().seq).toBe(seq);
+    await reopened.close();
+  });
+});

@@ -1,0 +1,131 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  FileSessionLog,
+  MemorySessionLog,
+  SessionReplica,
+  SessionStore,
+  isSessionRelay,
+  sessionFileExtension,
+  type LogRecord,
+  type RelayReply,
+  type SessionRelay,
+} from '../src/index.js';
+import { removeTempDirs, sealLine, tempDir } from './fixtures.js';
+
+afterEach(removeTempDirs);
+
+const workDir = '/work/space';
+
+/** A memory log that says it is shared (the relay's reading side is what the writer checks). */
+class SharedMemoryLog extends MemorySessionLog implements SessionRelay {
+  readonly instanceId = 'test';
+  readSince(): Promise<{ records: LogRecord[]; oldestSeq: number }> {
+    return Promise.resolve({ records: [], oldestSeq: 1 });
+  }
+
+  watch(): () => void {
+    return () => undefined;
+  }
+
+  ownerOf(): Promise<undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  send(): Promise<RelayReply> {
+    return Promise.resolve({ ok: false, code: 'unsupported', message: 'not in this test' });
+  }
+
+  serve(): () => void {
+    return () => undefined;
+  }
+}
+
+describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
+  it('follows task_started, state, approvals and the task\'s end', async () => {
+    const store = new SessionStore({ log: new MemorySessionLog() });
+    const lease = await store.open('s', { workDir });
+    const { session } = lease;
+    expect(session.openTask()).toBeUndefined();
+    session.appendEvent({ type: 'task_started', task_id: 't1', content: 'do it' });
+    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'running', approvals: [] });
+    const asked = session.appendEvent({
+      type: 'approval_request', task_id: 't1', request_id: 'r1', tool_name: 'bash', risk: 'dangerous',
+      reason: 'why', arguments: '{}',
+    }).event;
+    session.appendEvent({ type: 'state', state: 'awaiting_approval', task_id: 't1' });
+    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'awaiting_approval', approvals: [asked] });
+    session.appendEvent({ type: 'approval_resolved', task_id: 't1', request_id: 'r1', decision: 'deny', by: 'x' });
+    expect(session.openTask()?.approvals).toEqual([]);
+    session.appendEvent({ type: 'task_completed', task_id: 't1', content: 'done' });
+    expect(session.openTask()).toBeUndefined();
+    await lease.release();
+  });
+
+  it('is kept by a file snapshot, and a damaged one is refused as corrupt', async () => {
+    const dir = await tempDir();
+    const log = new FileSessionLog({ directory: dir });
+    const store = new SessionStore({ log });
+    const kept = await store.open('kept', { workDir });
+    const { session } = kept;
+    session.appendEvent({ type: 'task_started', task_id: 't1', content: 'long job' });
+    const last = session.appendEvent({ type: 'state', state: 'running', task_id: 't1' });
+    await last.written;
+    await session.flush();
+    const stored = await log.load('kept');
+    if (stored === undefined) throw new Error('not stored');
+    const openTask = session.openTask();
+    await log.compact('kept', { ...stored.snapshot, seq: 2, eventSeq: 2, ...(openTask === undefined ? {} : { openTask }) });
+    await kept.release();
+    await store.close();
+
+    const reopened = new SessionStore({ log: new FileSessionLog({ directory: dir }) });
+    const lease = await reopened.open('kept', { workDir });
+    expect(lease.session.storedEvents()).toEqual([]);
+    expect(lease.session.openTask()).toEqual({ taskId: 't1', prompt: 'long job', state: 'running', approvals: [] });
+    await lease.release();
+    await reopened.close();
+
+    const file = path.join(dir, `kept${sessionFileExtension}`);
+    // A whole, sealed record whose open task has a state that is none.
+    const [first, ...rest] = (await readFile(file, 'utf8')).split('\n');
+    const { sum: _sum, ...record } = JSON.parse(first as string) as Record<string, unknown>;
+    const snapshot = record as { session: { openTask: { state: string } } };
+    snapshot.session.openTask.state = 'sleeping';
+    await writeFile(file, sealLine(record) + rest.join('\n'));
+    const damaged = new SessionStore({ log: new FileSessionLog({ directory: dir }) });
+    const refused = await damaged.open('kept', { workDir }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'session_corrupt' });
+    expect((refused as Error).message).toContain('session.openTask.state is "sleeping", not a state');
+    await damaged.close();
+  });
+
+  it('a shared log gets a new session as an empty snapshot and records, so readers elsewhere see every event', async () => {
+    for (const [log, shared] of [[new SharedMemoryLog(), true], [new MemorySessionLog(), false]] as const) {
+      expect(isSessionRelay(log)).toBe(shared);
+      const store = new SessionStore({ log });
+      const fresh = await store.open('fresh', { workDir });
+      const { session } = fresh;
+      session.appendEvent({ type: 'task_started', task_id: 't1', content: 'hi' });
+      await session.append({ role: 'user', content: 'hi' });
+      await session.flush();
+      const stored = await log.load('fresh');
+      if (shared) {
+        expect(stored?.snapshot.seq).toBe(0);
+        expect(stored?.records.map((record) => record.change.type)).toEqual(['event', 'append']);
+        // A replica built from it sees the event and the open task.
+        const replica = new SessionReplica(stored as never, { workDir, location: 'test' });
+        expect(replica.events.map((event) => event.type)).toEqual(['task_started']);
+        expect(replica.openTask?.taskId).toBe('t1');
+        expect(replica.history()).toEqual([{ role: 'user', content: 'hi' }]);
+      } else {
+        // One snapshot holds it all (the file store's way: one write).
+        expect(stored?.snapshot.seq).toBe(2);
+        expect(stored?.records).toEqual([]);
+      }
+      await fresh.release();
+      await store.close();
+    }
+  });
+});
