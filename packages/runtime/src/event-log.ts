@@ -1,10 +1,11 @@
 import {
   ClawError,
   abortReason,
+  causeChain,
   type SessionEvent,
   type SessionEventBody,
 } from '@claw/core';
-import type { PersistentSession } from '@claw/session-store';
+import { leaseLostCode, type PersistentSession } from '@claw/session-store';
 
 /** What the log needs of its session: its id, its events so far, and a way to number new ones. */
 export type EventSource = Pick<PersistentSession, 'id' | 'lastEventSeq' | 'storedEvents' | 'appendEvent'>;
@@ -132,6 +133,8 @@ export class SessionEventLog {
   private readonly inFlight: Array<{ event: SessionEvent; settled: boolean }> = [];
   private readonly subscribers = new Set<Subscriber>();
   private closed = false;
+  /** Set once a write said this process no longer owns the session (SCALE-2). */
+  private lost: ClawError | undefined;
 
   constructor(options: {
     session: EventSource;
@@ -177,8 +180,27 @@ export class SessionEventLog {
       entry.settled = true;
       this.commitSettled();
     };
-    written.then(settle, settle);
+    written.then(settle, (error: unknown) => {
+      this.lose(error);
+      settle();
+    });
     return event;
+  }
+
+  /**
+   * A write was refused because another process owns the session now (`lease_lost`, or
+   * `session_locked` for a write after this one let the lease go): the events
+   * numbered here and not stored are never delivered (the new owner gives those seqs to its own
+   * events), and subscribers end with the error once they read what was stored.
+   */
+  private lose(error: unknown): void {
+    if (this.lost !== undefined) return;
+    for (const cause of causeChain(error)) {
+      if (cause instanceof ClawError && (cause.code === leaseLostCode || cause.code === 'session_locked')) {
+        this.lost = cause;
+        return;
+      }
+    }
   }
 
   /**
@@ -253,6 +275,7 @@ export class SessionEventLog {
           yield next.event;
           continue;
         }
+        if (this.lost !== undefined) throw this.lost;
         // Closed: done once the events numbered before it were delivered (writes still settling).
         if (this.closed && this.inFlight.length === 0) return;
         await new Promise<void>((resolve) => {
@@ -297,6 +320,11 @@ export class SessionEventLog {
   }
 
   private commitSettled(): void {
+    if (this.lost !== undefined) {
+      this.inFlight.length = 0;
+      this.wakeSubscribers();
+      return;
+    }
     let advanced = false;
     while (this.inFlight[0]?.settled === true) {
       const { event } = this.inFlight.shift() as { event: SessionEvent };

@@ -111,6 +111,8 @@ export class PgSessionLog implements SessionRelay {
   private readonly compactAfterRecords: number;
   private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
   private readonly held = new Map<string, Held>();
+  /** Sessions whose lease this log lost and let go: their late writes are refused with it. */
+  private readonly lostLeases = new Map<string, SessionLeaseLostError>();
   private readonly relay: PgRelay;
   private readonly startedAt = new Date().toISOString();
   private ownsPool = false;
@@ -288,6 +290,7 @@ export class PgSessionLog implements SessionRelay {
       }),
     };
     this.held.set(id, held);
+    this.lostLeases.delete(id);
     held.keeper.start();
     return {
       holder: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
@@ -298,7 +301,10 @@ export class PgSessionLog implements SessionRelay {
         if (this.held.get(id) !== held) return;
         this.held.delete(id);
         held.keeper.stop();
-        if (held.lost !== undefined) return;
+        if (held.lost !== undefined) {
+          this.lostLeases.set(id, held.lost);
+          return;
+        }
         await releaseLease(this.pool, id, token);
       },
     };
@@ -395,7 +401,8 @@ export class PgSessionLog implements SessionRelay {
   ): Promise<T> {
     const location = this.location(id);
     const held = this.held.get(id);
-    if (held?.lost !== undefined) throw held.lost;
+    const lost = held?.lost ?? (held === undefined ? this.lostLeases.get(id) : undefined);
+    if (lost !== undefined) throw lost;
     const client = await this.connect(location, 'session_write_failed');
     let broken = false;
     try {

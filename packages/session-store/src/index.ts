@@ -28,6 +28,7 @@ export { SessionStore, type SessionStoreOptions } from './session-store.js';
 export {
   SessionReplica,
   isSessionRelay,
+  leaseLostCode,
   type RelayReply,
   type RelayRequest,
   type SessionOwner,

@@ -67,6 +67,13 @@ export interface SessionRelay extends SessionLog {
   serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void;
 }
 
+/**
+ * The code of the error a shared log's write rejects with once this process no longer owns the
+ * session (SCALE-2: another one took it over, or this one gave it up). What it numbered since
+ * is not the session's: another owner numbers those seqs.
+ */
+export const leaseLostCode = 'lease_lost';
+
 /** True when `log` is shared by several processes and can relay requests (SCALE-4). */
 export function isSessionRelay(log: SessionLog): log is SessionRelay {
   const relay = log as Partial<SessionRelay>;
