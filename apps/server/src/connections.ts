@@ -40,13 +40,20 @@ export interface ConnectionHubOptions {
   token: string;
   server: { name: string; version: string };
   limits: ConnectionLimits;
+  /**
+   * This instance, when several share a store (SCALE-4): it is part of connection names (who
+   * answered an approval, on every instance) and of the ids of new sessions, which must not
+   * collide with another instance's.
+   */
+  instanceTag?: string;
 }
 
 /**
  * Every client connection of the server, TCP and WebSocket alike: each is a `ChannelConnection`
  * (the protocol, CH-1 to CH-11) on the server's shared sessions, with the token required first
  * and the limits of SEC-6. The hub counts them against the connection limit, names them
- * (`tcp-N`, `ws-N`: `by` of an approval they answer), and reaches all of them at shutdown.
+ * (`tcp-N`, `ws-N`, with `@<instance>` when instances share a store: `by` of an approval
+ * they answer), and reaches all of them at shutdown.
  */
 export class ConnectionHub {
   private readonly options: ConnectionHubOptions;
@@ -86,9 +93,9 @@ export class ConnectionHub {
   /** A connection for a new client of a transport; the transport feeds it and writes for it. */
   connect(kind: TransportKind, writer: ChannelWriter): ChannelConnection {
     this.counters[kind] += 1;
-    const { limits, sessions } = this.options;
+    const { limits, sessions, instanceTag } = this.options;
     const connection = new ChannelConnection({
-      name: `${kind}-${this.counters[kind]}`,
+      name: `${kind}-${this.counters[kind]}${instanceTag === undefined ? '' : `@${instanceTag}`}`,
       runtimes: sessions,
       writer,
       workspaces: this.options.workspaces,
@@ -96,7 +103,9 @@ export class ConnectionHub {
       helloTimeoutMs: limits.helloTimeoutMs,
       sessions: () => sessions.welcome(),
       server: this.options.server,
-      newSessionId: () => sessions.newSessionId(`${kind}-channel-session`),
+      newSessionId: () => sessions.newSessionId(
+        `${kind}-channel-session${instanceTag === undefined ? '' : `-${instanceTag}`}`,
+      ),
       maxMessageBytes: limits.maxMessageBytes,
       maxSessions: limits.maxSessionsPerConnection,
       ...(limits.outbound === undefined ? {} : { outbound: limits.outbound }),

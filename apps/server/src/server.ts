@@ -95,6 +95,9 @@ export class ClawServer {
       token: options.token,
       server: { name: 'claw-server', version: options.version },
       limits,
+      ...(options.relay === undefined
+        ? {}
+        : { instanceTag: options.relay.log.instanceId.slice(0, 8) }),
     });
     const policy = (): OriginPolicy => {
       if (this.policy === undefined) throw new Error('the server is not listening yet');
