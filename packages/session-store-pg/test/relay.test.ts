@@ -1,0 +1,431 @@
+import type { SessionEvent } from '@claw/core';
+import {
+  SessionLogError,
+  type LogRecord,
+  type RelayReply,
+  type RelayRequest,
+} from '@claw/session-store';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { keptAfterCompaction, type PgSessionLog } from '../src/index.js';
+import { postgresAvailable } from '../src/testing/index.js';
+import { ManualTimers, closeLogs, emptySnapshot, openLog, sharedCluster } from './fixtures.js';
+
+const at = (seq: number) => new Date(Date.UTC(2030, 0, 1) + seq * 1000).toISOString();
+
+function message(seq: number, content: string): LogRecord {
+  const change = { type: 'append' as const, messages: [{ role: 'user' as const, content }] };
+  return { seq, at: at(seq), change, encoded: JSON.stringify(change) };
+}
+
+function eventRecord(sessionId: string, seq: number, content: string): LogRecord {
+  const event: SessionEvent = { type: 'text_delta', task_id: 'task-1', content, session_id: sessionId, seq, at: at(seq) };
+  return { seq, at: at(seq), change: { type: 'event', event } };
+}
+
+/** Records as a reader gets them back: `encoded` is a writer's shortcut, not part of the data. */
+function plain(records: readonly LogRecord[]) {
+  return records.map(({ seq, at: time, change }) => ({ seq, at: time, change }));
+}
+
+function prompt(content: string, by = 'client-on-b'): RelayRequest {
+  return { kind: 'prompt', content, by };
+}
+
+/** Counts the wake-ups of one `watch`. */
+function wakeCounter() {
+  const counter = { count: 0, wake: () => void (counter.count += 1) };
+  return counter;
+}
+
+/** Waits for the LISTEN connection: its first connection wakes every waiter (onConnected). */
+async function untilListening(counter: { count: number }): Promise<void> {
+  await vi.waitFor(() => expect(counter.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+  counter.count = 0;
+}
+
+async function inboxRows(log: PgSessionLog, id: string) {
+  const rows = await log.pool.query<{ id: string; payload: RelayRequest; taken: boolean }>(
+    'SELECT id, payload, taken_at IS NOT NULL AS taken FROM claw_inbox WHERE session_id = $1 ORDER BY id',
+    [id],
+  );
+  return rows.rows;
+}
+
+async function listenBackends(log: PgSessionLog): Promise<number[]> {
+  const rows = await log.pool.query<{ pid: number }>(
+    `SELECT pid FROM pg_stat_activity
+     WHERE application_name LIKE 'claw % listen' AND datname = current_database() ORDER BY pid`,
+  );
+  return rows.rows.map((row) => row.pid);
+}
+
+/** Terminates the one LISTEN connection of the database and waits until its backend is gone. */
+async function killListener(log: PgSessionLog): Promise<number> {
+  const [pid, ...others] = await listenBackends(log);
+  expect(pid).toBeDefined();
+  expect(others).toEqual([]);
+  const terminated = await log.pool.query<{ done: boolean }>(
+    `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+     WHERE application_name LIKE 'claw % listen' AND datname = current_database()`,
+  );
+  expect(terminated.rows).toEqual([{ done: true }]);
+  await vi.waitFor(async () => expect(await listenBackends(log)).not.toContain(pid), { timeout: 5_000, interval: 10 });
+  return pid as number;
+}
+
+/** Records the requests a server handled, and how many ran at once. */
+function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {}) {
+  const seen: string[] = [];
+  const state = { active: 0, maxActive: 0 };
+  const handle = async (request: RelayRequest): Promise<RelayReply> => {
+    state.active += 1;
+    state.maxActive = Math.max(state.maxActive, state.active);
+    try {
+      const content = request.kind === 'prompt' ? request.content : request.kind;
+      seen.push(content);
+      if (seen.length === 1 && options.gate !== undefined) await options.gate;
+      // Long enough for an overlapping second call to show up in maxActive.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (content === options.fail) throw new Error(`${content} failed`);
+      return { ok: true, taskId: `task-${content}` };
+    } finally {
+      state.active -= 1;
+    }
+  };
+  return { seen, state, handle };
+}
+
+describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCALE-4)', () => {
+  const { freshDatabase } = sharedCluster();
+  afterEach(closeLogs);
+
+  it('reads records by seq, in order with their changes, at most limit of them, and nothing new as empty', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b' });
+    await a.compact('s', emptySnapshot('s'));
+    const records = [
+      message(1, 'one'),
+      eventRecord('s', 2, 'a delta'),
+      { seq: 3, at: at(3), change: { type: 'usage', usage: { promptTokens: 3, completionTokens: 2, totalTokens: 5 }, costUsd: 0.5 } },
+      { seq: 4, at: at(4), change: { type: 'tool_started', call: { id: 'c1', name: 'bash', arguments: '{"command":"ls"}' } } },
+      message(5, '日本語 ✓'),
+    ] satisfies LogRecord[];
+    await a.append('s', records.slice(0, 2), { sync: false });
+    await a.append('s', records.slice(2), { sync: true });
+
+    const all = await b.readSince('s', 0);
+    expect(plain(all.records)).toEqual(plain(records));
+    expect(all.oldestSeq).toBe(1);
+
+    const firstTwo = await b.readSince('s', 0, { limit: 2 });
+    expect(firstTwo.records.map((record) => record.seq)).toEqual([1, 2]);
+    expect(firstTwo.oldestSeq).toBe(1);
+    const nextTwo = await b.readSince('s', 2, { limit: 2 });
+    expect(plain(nextTwo.records)).toEqual(plain(records.slice(2, 4)));
+    expect(nextTwo.oldestSeq).toBe(3);
+
+    expect(await b.readSince('s', 5)).toEqual({ records: [], oldestSeq: 6 });
+    expect(await b.readSince('s', 9)).toEqual({ records: [], oldestSeq: 10 });
+    expect(await b.readSince('unknown', 0)).toEqual({ records: [], oldestSeq: 1 });
+
+    // A record appended later is read from where the reader stopped.
+    await a.append('s', [message(6, 'six')], { sync: false });
+    const later = await b.readSince('s', 5);
+    expect(plain(later.records)).toEqual(plain([message(6, 'six')]));
+    expect(later.oldestSeq).toBe(6);
+  });
+
+  it('tells a reader far behind a compaction that records are gone, and serves one within the kept window', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', compactAfterRecords: 10_000 });
+    const b = await openLog(url, { instanceId: 'b' });
+    expect(keptAfterCompaction).toBe(1000);
+    const total = keptAfterCompaction + 500;
+    await a.compact('s', emptySnapshot('s'));
+    const records = Array.from({ length: total }, (_, index) => message(index + 1, `m${index + 1}`));
+    await a.append('s', records, { sync: false });
+    await a.compact('s', { ...emptySnapshot('s'), seq: total, updatedAt: at(total) });
+    const after = [message(total + 1, 'after 1'), message(total + 2, 'after 2')];
+    await a.append('s', after, { sync: false });
+
+    // The first record kept is the 1000th before the snapshot.
+    const firstKept = total - keptAfterCompaction + 1;
+    const fromStart = await b.readSince('s', 0, { limit: 3 });
+    expect(fromStart.oldestSeq).toBe(firstKept);
+    expect(fromStart.oldestSeq).toBeGreaterThan(1);
+    expect(fromStart.records.map((record) => record.seq)).toEqual([firstKept, firstKept + 1, firstKept + 2]);
+    const justBefore = await b.readSince('s', firstKept - 2, { limit: 1 });
+    expect(justBefore.oldestSeq).toBe(firstKept);
+    expect(justBefore.oldestSeq).toBeGreaterThan(firstKept - 2 + 1);
+
+    // Within the kept window: nothing is missing.
+    const within = await b.readSince('s', firstKept + 99, { limit: 5 });
+    expect(within.oldestSeq).toBe(firstKept + 100);
+    expect(plain(within.records)).toEqual(plain(records.slice(firstKept + 99, firstKept + 104)));
+    const atTheEnd = await b.readSince('s', total - 1);
+    expect(plain(atTheEnd.records)).toEqual(plain([records[total - 1] as LogRecord, ...after]));
+    expect(atTheEnd.oldestSeq).toBe(total);
+
+    // A load still starts at the snapshot: the kept records are for readers only.
+    const loaded = await b.load('s');
+    expect(loaded?.snapshot.seq).toBe(total);
+    expect(plain(loaded?.records ?? [])).toEqual(plain(after));
+
+    // A session whose records all went into its snapshot: nothing is kept after seq 0.
+    await a.compact('t', { ...emptySnapshot('t'), seq: 5 });
+    expect(await b.readSince('t', 0)).toEqual({ records: [], oldestSeq: 6 });
+    expect(await b.readSince('t', 5)).toEqual({ records: [], oldestSeq: 6 });
+  });
+
+  it('wakes a watcher on another instance\'s commit without waiting for a poll, until it unsubscribes', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    // No poll can wake it during this test: every wake-up is a notification.
+    const b = await openLog(url, { instanceId: 'b', pollMs: 60_000 });
+    await a.compact('s', emptySnapshot('s'));
+    await a.compact('other', emptySnapshot('other'));
+    const onS = wakeCounter();
+    const onOther = wakeCounter();
+    const unwatchS = b.watch('s', onS.wake);
+    const unwatchOther = b.watch('other', onOther.wake);
+    await untilListening(onS);
+    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1));
+    onOther.count = 0;
+
+    await a.append('s', [message(1, 'one')], { sync: false });
+    await vi.waitFor(() => expect(onS.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    expect((await b.readSince('s', 0)).records.map((record) => record.seq)).toEqual([1]);
+    // One notification wakes the watchers of its session only (both are woken by the same one).
+    expect(onOther.count).toBe(0);
+
+    onS.count = 0;
+    await a.append('other', [message(1, 'elsewhere')], { sync: false });
+    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    expect(onS.count).toBe(0);
+
+    // Unsubscribed: the next commit to "s" reaches the other watcher of "s" only.
+    const stillOnS = wakeCounter();
+    const unwatchStill = b.watch('s', stillOnS.wake);
+    unwatchS();
+    await a.append('s', [message(2, 'two')], { sync: false });
+    await vi.waitFor(() => expect(stillOnS.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    expect(onS.count).toBe(0);
+    unwatchStill();
+    unwatchOther();
+  });
+
+  it('wakes a watcher when the owner gives its lease up', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b', pollMs: 60_000 });
+    await a.compact('s', emptySnapshot('s'));
+    const lease = await a.acquire('s');
+    const watcher = wakeCounter();
+    const unwatch = b.watch('s', watcher.wake);
+    await untilListening(watcher);
+    expect(await b.ownerOf('s')).toEqual({ instance: 'a', live: true });
+    await lease.release();
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    expect(await b.ownerOf('s')).toBeUndefined();
+    unwatch();
+  });
+
+  it('reconnects a killed LISTEN connection, wakes every watcher then, and is woken by commits again', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b', pollMs: 60_000 });
+    await a.compact('s', emptySnapshot('s'));
+    const watcher = wakeCounter();
+    const other = wakeCounter();
+    const unwatch = b.watch('s', watcher.wake);
+    const unwatchOther = b.watch('t', other.wake);
+    await untilListening(watcher);
+    other.count = 0;
+    const killed = await killListener(a);
+
+    // Nothing was committed: the reconnection alone wakes every watcher.
+    await vi.waitFor(() => expect(watcher.count).toBe(1), { timeout: 10_000, interval: 10 });
+    await vi.waitFor(() => expect(other.count).toBe(1), { timeout: 1_000, interval: 10 });
+    const reconnected = await listenBackends(a);
+    expect(reconnected).toHaveLength(1);
+    expect(reconnected[0]).not.toBe(killed);
+
+    // Woken by a commit after the reconnection.
+    watcher.count = 0;
+    await a.append('s', [message(1, 'after')], { sync: false });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    expect((await b.readSince('s', 0)).records.map((record) => record.seq)).toEqual([1]);
+
+    // A commit while the listener is down: its notification is lost, the reader is not.
+    watcher.count = 0;
+    await killListener(a);
+    await a.append('s', [message(2, 'while down')], { sync: false });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 10 });
+    expect((await b.readSince('s', 1)).records.map((record) => record.seq)).toEqual([2]);
+    unwatch();
+    unwatchOther();
+  });
+
+  it('serves the requests of another instance one at a time, oldest first, each reply to its sender', async () => {
+    const url = await freshDatabase();
+    // A short poll: the backstop keeps trying to drain the inbox while a request is handled.
+    const a = await openLog(url, { instanceId: 'a', pollMs: 50 });
+    const b = await openLog(url, { instanceId: 'b' });
+    const lease = await a.acquire('s');
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    const handler = recordingHandler({ gate });
+    const stop = a.serve('s', handler.handle);
+
+    const first = b.send('s', prompt('r1'), { timeoutMs: 10_000 });
+    await vi.waitFor(() => expect(handler.seen).toEqual(['r1']), { timeout: 5_000, interval: 10 });
+    // r2 then r3, each in the inbox before the next is sent: their order is known.
+    const second = b.send('s', prompt('r2'), { timeoutMs: 10_000 });
+    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(2));
+    const third = b.send('s', prompt('r3'), { timeoutMs: 10_000 });
+    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(3));
+    // Give the notifications and a few polls of A their chance to take r2 while r1 is handled.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(handler.seen).toEqual(['r1']);
+    expect((await inboxRows(a, 's')).map((row) => [(row.payload as { content: string }).content, row.taken]))
+      .toEqual([['r1', true], ['r2', false], ['r3', false]]);
+
+    openGate();
+    expect(await Promise.all([first, second, third])).toEqual([
+      { ok: true, taskId: 'task-r1' },
+      { ok: true, taskId: 'task-r2' },
+      { ok: true, taskId: 'task-r3' },
+    ]);
+    expect(handler.seen).toEqual(['r1', 'r2', 'r3']);
+    expect(handler.state.maxActive).toBe(1);
+    // Each sender took its reply away.
+    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toEqual([]));
+
+    // Three sent together: each handled once, never two at once, each reply to its own sender.
+    const together = await Promise.all(['t1', 't2', 't3'].map((content) => b.send('s', prompt(content), { timeoutMs: 10_000 })));
+    expect(together).toEqual([
+      { ok: true, taskId: 'task-t1' },
+      { ok: true, taskId: 'task-t2' },
+      { ok: true, taskId: 'task-t3' },
+    ]);
+    expect(handler.seen.slice(3).sort()).toEqual(['t1', 't2', 't3']);
+    expect(handler.state.maxActive).toBe(1);
+    stop();
+    await lease.release();
+  });
+
+  it('replies internal_error for a handler that throws, and takes nothing once stopped', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', pollMs: 50 });
+    const b = await openLog(url, { instanceId: 'b' });
+    const lease = await a.acquire('s');
+    const handler = recordingHandler({ fail: 'boom' });
+    const stop = a.serve('s', handler.handle);
+
+    expect(await b.send('s', prompt('boom'), { timeoutMs: 10_000 }))
+      .toEqual({ ok: false, code: 'internal_error', message: 'boom failed' });
+    // The server goes on serving.
+    expect(await b.send('s', prompt('fine'), { timeoutMs: 10_000 })).toEqual({ ok: true, taskId: 'task-fine' });
+
+    stop();
+    const late = await b.send('s', prompt('late'), { timeoutMs: 300 }).catch((error: unknown) => error);
+    expect(late).toBeInstanceOf(SessionLogError);
+    expect(late).toMatchObject({ code: 'session_owner_unreachable' });
+    expect(handler.seen).toEqual(['boom', 'fine']);
+    expect(await inboxRows(a, 's')).toEqual([]);
+    await lease.release();
+  });
+
+  it('withdraws a request nobody took in time, so that a server started later never acts on it', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', pollMs: 50 });
+    const b = await openLog(url, { instanceId: 'b' });
+    const lease = await a.acquire('s');
+
+    const error = await b.send('s', prompt('too late'), { timeoutMs: 200 }).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(SessionLogError);
+    expect(error).toMatchObject({ code: 'session_owner_unreachable', location: b.location('s') });
+    expect((error as Error).message).toMatch(/did not take a prompt within 200 ms; it was withdrawn/);
+    expect(await inboxRows(a, 's')).toEqual([]);
+
+    const handler = recordingHandler();
+    const stop = a.serve('s', handler.handle);
+    // Served oldest first: had the withdrawn one been left, it would have come before this one.
+    expect(await b.send('s', prompt('in time'), { timeoutMs: 10_000 })).toEqual({ ok: true, taskId: 'task-in time' });
+    expect(handler.seen).toEqual(['in time']);
+    stop();
+    await lease.release();
+  });
+
+  it('serves a request sent before the owner started serving, once it starts', async () => {
+    const url = await freshDatabase();
+    // No poll, and A listens already: only serve's start can take the request.
+    const a = await openLog(url, { instanceId: 'a', pollMs: 60_000 });
+    const b = await openLog(url, { instanceId: 'b' });
+    const lease = await a.acquire('s');
+    const onA = wakeCounter();
+    const unwatch = a.watch('s', onA.wake);
+    await untilListening(onA);
+    const early = b.send('s', { kind: 'interrupt', reason: 'stop it', by: 'client-on-b' }, { timeoutMs: 10_000 });
+    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toHaveLength(1));
+    expect((await inboxRows(a, 's'))[0]).toMatchObject({
+      payload: { kind: 'interrupt', reason: 'stop it', by: 'client-on-b' },
+      taken: false,
+    });
+
+    const received: RelayRequest[] = [];
+    const stop = a.serve('s', async (request) => {
+      received.push(request);
+      return { ok: true };
+    });
+    expect(await early).toEqual({ ok: true });
+    expect(received).toEqual([{ kind: 'interrupt', reason: 'stop it', by: 'client-on-b' }]);
+    stop();
+    unwatch();
+    await lease.release();
+  });
+
+  it('takes each request once when two instances serve the same session', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', pollMs: 50 });
+    const c = await openLog(url, { instanceId: 'c', pollMs: 50 });
+    const b = await openLog(url, { instanceId: 'b' });
+    const onA = recordingHandler();
+    const onC = recordingHandler();
+    const stopA = a.serve('s', onA.handle);
+    const stopC = c.serve('s', onC.handle);
+    const contents = Array.from({ length: 8 }, (_, index) => `r${index}`);
+    const replies = await Promise.all(contents.map((content) => b.send('s', prompt(content), { timeoutMs: 10_000 })));
+    expect(replies).toEqual(contents.map((content) => ({ ok: true, taskId: `task-${content}` })));
+    expect([...onA.seen, ...onC.seen].sort()).toEqual(contents);
+    stopA();
+    stopC();
+  });
+
+  it('names the owner of a session, live while its lease runs and not once it lapsed', async () => {
+    const url = await freshDatabase();
+    const timers = new ManualTimers();
+    // Manual timers: no renewal extends the lease this test lets lapse.
+    const a = await openLog(url, { instanceId: 'a', setTimer: timers.setTimer });
+    const b = await openLog(url, { instanceId: 'b' });
+    expect(await b.ownerOf('s')).toBeUndefined();
+    await a.compact('s', emptySnapshot('s'));
+    expect(await b.ownerOf('s')).toBeUndefined();
+
+    const lease = await a.acquire('s');
+    expect(await b.ownerOf('s')).toEqual({ instance: 'a', live: true });
+    expect(await a.ownerOf('s')).toEqual({ instance: 'a', live: true });
+    await a.pool.query('UPDATE claw_sessions SET lease_until = now() - interval \'1 ms\' WHERE id = $1', ['s']);
+    expect(await b.ownerOf('s')).toEqual({ instance: 'a', live: false });
+
+    // Taken over: the new owner is named.
+    const taken = await b.acquire('s');
+    expect(await a.ownerOf('s')).toEqual({ instance: 'b', live: true });
+    await taken.release();
+    expect(await a.ownerOf('s')).toBeUndefined();
+    await lease.release();
+  });
+});
