@@ -74,6 +74,8 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
         ? {}
         : {
             sessions: store,
+            // A task taken over while it asked raises its questions again (SCALE-3).
+            resumeInterrupted: true,
             grantStore: (workDir: string) => store.grantStore(workDir),
             auditLog: (workDir: string) => store.auditLog(workDir),
           }),

@@ -275,6 +275,41 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     expect(audit.rows[0]?.instance).toBe(instanceOf(a.server));
   });
 
+  it('kill -9 of the owner while it asks: another instance raises the question again, and what it allows runs once (SCALE-3)', async () => {
+    const workDir = await folder();
+    model = await FakeOpenAIServer.start({
+      turns: modelTurns({ mark: `echo ran >> ${markerFile}` }, () => ({ text: 'marked' })),
+    });
+    const url = await cluster.createDatabase();
+    const a = await startServer(workDir, url, { approval: 'ask', args: ['--lease-ms', '2000'] });
+    const b = await startServer(workDir, url, { approval: 'ask', args: ['--lease-ms', '2000'] });
+    await open(a.client, 'ask-1');
+    await open(b.client, 'ask-1');
+    a.client.send({ type: 'prompt', session_id: 'ask-1', content: 'mark the file' });
+    const first = await b.client.next('approval_request', () => true, 0, 10_000);
+
+    const pid = a.server.child.pid;
+    if (pid === undefined) throw new Error('no pid');
+    process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
+    expect(await a.server.exited).toBe('SIGKILL');
+    // B takes the session over and asks again: the same call, the same task, a new question.
+    const again = await b.client.next('approval_request', (event) => event.request_id !== first.request_id, 0, 2000 + 6000);
+    expect(Date.now() - killedAt).toBeLessThan(2000 + 6000);
+    expect(again).toMatchObject({ tool_name: 'bash', arguments: first.arguments, task_id: first.task_id });
+    expect(b.client.of('approval_resolved').find((event) => event.request_id === first.request_id))
+      .toMatchObject({ decision: 'deny', by: 'canceled' });
+    expect(await markerLines(workDir)).toEqual([]);
+
+    b.client.send({ type: 'approval_response', session_id: 'ask-1', request_id: again.request_id, decision: 'allow_once' });
+    const done = await b.client.next('task_completed', () => true, 0, 10_000);
+    expect(done).toMatchObject({ task_id: first.task_id, content: 'marked' });
+    expect(await markerLines(workDir)).toEqual(['ran']);
+    const db = await database(url);
+    const row = await db.query('SELECT epoch, owner_instance FROM claw_sessions WHERE id = $1', ['ask-1']);
+    expect(row.rows[0]).toEqual({ epoch: '2', owner_instance: instanceOf(b.server) });
+  });
+
   it('every LISTEN backend terminated again and again mid-stream: B\'s client gets every event A\'s got, in order, and a large tool output intact', async () => {
     const workDir = await folder();
     // bash output is cut in the middle beyond 64 KiB (defaultMaxOutputBytes in @claw/core), so

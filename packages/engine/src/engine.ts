@@ -7,6 +7,7 @@ import {
   type Provider,
   type Reporter,
   type Tool,
+  type ToolCall,
 } from '@claw/core';
 import { MemorySession } from '@claw/session-store';
 import { context as otelContext, trace, type Context, type Tracer } from '@opentelemetry/api';
@@ -70,6 +71,8 @@ interface Execution {
   spanName: string;
   /** Filled with the run's trace context once its root span exists (for its subagents). */
   runContext?: { current?: Context };
+  /** See `RunOptions.resumeCalls`. */
+  resumeCalls?: readonly ToolCall[];
 }
 
 /** What every step of one loop works with. */
@@ -82,6 +85,7 @@ interface LoopSetup {
   registry: ToolSource;
   maxTurns: number;
   state: LoopState;
+  resumeCalls: readonly ToolCall[] | undefined;
 }
 
 /**
@@ -171,6 +175,7 @@ export class Engine {
       maxTurns: this.maxTurns,
       spanName: spanNames.run,
       runContext,
+      ...(options.resumeCalls === undefined ? {} : { resumeCalls: options.resumeCalls }),
     });
   }
 
@@ -236,6 +241,7 @@ export class Engine {
         registry: execution.registry,
         maxTurns: execution.maxTurns,
         state,
+        resumeCalls: execution.resumeCalls,
       });
       if (status === 'max_turns') error = maxTurnsReached(execution.maxTurns);
     } catch (caught) {
@@ -268,7 +274,16 @@ export class Engine {
     const gate = requireGate(setup.gate);
     // Unpaired calls of an interrupted earlier run are repaired before anything is sent (ENG-10).
     await session.beforeRun?.();
-    await appendAndReport(session, reporter, [{ role: 'user', content: prompt }]);
+    const resumed = setup.resumeCalls ?? [];
+    if (resumed.length === 0) {
+      await appendAndReport(session, reporter, [{ role: 'user', content: prompt }]);
+    } else {
+      // The interrupted turn's calls, made again: asked at the gate and run like any wave.
+      const calls = [...resumed];
+      await appendAndReport(session, reporter, [{ role: 'assistant', content: '', toolCalls: calls }]);
+      await this.actOn(calls, setup, gate);
+      throwIfAborted(signal);
+    }
     for (let turn = 1; turn <= setup.maxTurns; turn += 1) {
       throwIfAborted(signal);
       state.budget.checkBeforeModelCall();
@@ -292,21 +307,25 @@ export class Engine {
       await appendAndReport(session, reporter, [message]);
       const calls = message.toolCalls ?? [];
       if (calls.length === 0) return 'completed';
-      await act({
-        calls,
-        registry: setup.registry,
-        gate,
-        session,
-        reporter,
-        signal,
-        budget: state.budget,
-        concurrency: this.concurrency,
-        tracer: this.tracer,
-        traceContext: setup.traceContext,
-      });
+      await this.actOn(calls, setup, gate);
       throwIfAborted(signal);
     }
     return 'max_turns';
+  }
+
+  private async actOn(calls: ToolCall[], setup: LoopSetup, gate: ApprovalGate): Promise<void> {
+    await act({
+      calls,
+      registry: setup.registry,
+      gate,
+      session: setup.session,
+      reporter: setup.reporter,
+      signal: setup.signal,
+      budget: setup.state.budget,
+      concurrency: this.concurrency,
+      tracer: this.tracer,
+      traceContext: setup.traceContext,
+    });
   }
 }
 

@@ -4,6 +4,7 @@ import type {
   ClawError,
   CostTotals,
   Reporter,
+  ToolCall,
   Usage,
 } from '@claw/core';
 import type { Context } from '@opentelemetry/api';
@@ -29,6 +30,14 @@ export interface RunOptions {
    * the same name wins.
    */
   tools?: ToolSource;
+  /**
+   * Goes on with a task a stopped process left waiting for approvals (SCALE-3) instead of
+   * starting from the prompt (which is then not added to the history): these calls, which never
+   * ran, are made again as a new turn of the model's, asked about at the gate again and run if
+   * allowed; the loop then goes on as usual. Give them new ids: their first ids already have the
+   * Observation repair gave them ("never started").
+   */
+  resumeCalls?: readonly ToolCall[];
 }
 
 export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';

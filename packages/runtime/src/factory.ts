@@ -58,6 +58,13 @@ export interface RuntimeFactoryOptions {
   auditLog?: (workDir: string) => AuditLog | Promise<AuditLog>;
   /** The approval policy (RT-2). Default: `DefaultPolicy`. */
   policy?: (context: PolicyContext) => Policy;
+  /**
+   * A task that a stopped process (or an instance that lost the session) left waiting for
+   * approvals goes on when the session is opened again: its questions are raised again, and what
+   * they allow runs (SCALE-3). Default false: the task is ended as interrupted (a one-shot CLI
+   * run must not find its session busy with an old task).
+   */
+  resumeInterrupted?: boolean;
   /** How many recent events each session keeps for replay (RT-4). */
   eventRetention?: EventRetention;
   /** How far an event subscriber may fall behind (RT-3). */
@@ -388,7 +395,8 @@ export class RuntimeFactory {
       ...(this.options.subscriberBound === undefined
         ? {}
         : { subscriberBound: this.options.subscriberBound }),
-      runTask: async ({ prompt, session, reporter, approvals, mode, signal }) => {
+      ...(this.options.resumeInterrupted === true ? { resumeInterrupted: true } : {}),
+      runTask: async ({ prompt, session, reporter, approvals, mode, signal, resumeCalls }) => {
         // The model is told about the MCP tools from its first call: wait until each server is
         // ready or has failed (within its start-up time). An abort ends the wait; the run then
         // ends as canceled.
@@ -405,6 +413,7 @@ export class RuntimeFactory {
             mode: mode ?? this.settings.approval,
           }),
           ...(runTools === undefined ? {} : { tools: runTools }),
+          ...(resumeCalls === undefined ? {} : { resumeCalls }),
         });
       },
       onReleased: () => {

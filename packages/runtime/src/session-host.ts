@@ -5,9 +5,15 @@ import {
   type Reporter,
   type SessionEventOf,
   type SessionRunState,
+  type ToolCall,
 } from '@claw/core';
 import type { RunResult } from '@claw/engine';
-import { describeRepair, type PersistentSession, type SessionLease } from '@claw/session-store';
+import {
+  describeRepair,
+  type PersistentSession,
+  type RepairedCall,
+  type SessionLease,
+} from '@claw/session-store';
 import { SessionBusyError } from './errors.js';
 import { SessionEventLog, type EventRetention, type SubscriberBound } from './event-log.js';
 import { createTaskReporter } from './event-reporter.js';
@@ -23,6 +29,8 @@ export type TaskRunner = (options: {
   /** The approval mode of the runtime that started the task (default: the settings'). */
   mode: ApprovalMode | undefined;
   signal: AbortSignal;
+  /** Calls to make again instead of starting from the prompt (see `RunOptions.resumeCalls`). */
+  resumeCalls?: readonly ToolCall[];
 }) => Promise<RunResult>;
 
 /** Options of `SessionHost.start`. */
@@ -56,6 +64,11 @@ export interface SessionHostOptions {
   subscriberBound?: SubscriberBound;
   /** Called once the host let its session go (nobody attached and no task running). */
   onReleased: () => void;
+  /**
+   * A task the previous process left waiting for approvals goes on here: its questions are
+   * asked again (SCALE-3). Default false: it is ended as interrupted.
+   */
+  resumeInterrupted?: boolean;
 }
 
 /**
@@ -99,7 +112,7 @@ export class SessionHost {
         if (this.active !== undefined) this.setState(pending > 0 ? 'awaiting_approval' : 'running');
       },
     });
-    this.endInterruptedTask();
+    this.endInterruptedTask(options.resumeInterrupted === true);
   }
 
   /**
@@ -107,12 +120,16 @@ export class SessionHost {
    * one, SES-7, SCALE-3) never ends by itself: its events end it here, so that whoever follows the
    * session sees how it ended. Its open questions are closed, each call repair paired gets its
    * result (what repair told the model: never started, or started with an unknown outcome; no
-   * tool runs again), then `task_failed` (`task_interrupted`) and the `idle` state.
+   * tool runs again), then `task_failed` (`task_interrupted`) and the `idle` state. With
+   * `resume`, a task that was waiting for approvals goes on instead: the calls it asked about
+   * (which never ran) are made again under new ids, so their questions are raised again.
    */
-  private endInterruptedTask(): void {
+  private endInterruptedTask(resume: boolean): void {
     const open = this.session.openTask();
     if (open === undefined) return;
     const { taskId } = open;
+    const repaired = this.session.lastRepair();
+    const asked = resume ? resumableCalls(open.approvals, repaired) : [];
     for (const request of open.approvals) {
       this.events.append({
         type: 'approval_resolved',
@@ -122,7 +139,6 @@ export class SessionHost {
         by: 'canceled',
       });
     }
-    const repaired = this.session.lastRepair();
     for (const { call, observation } of repaired) {
       this.events.append({
         type: 'tool_result',
@@ -132,6 +148,10 @@ export class SessionHost {
         result: observation.content,
         is_error: true,
       });
+    }
+    if (asked.length > 0) {
+      this.begin(taskId, open.prompt, {}, asked);
+      return;
     }
     this.events.append({
       type: 'task_failed',
@@ -183,6 +203,16 @@ export class SessionHost {
     if (this.releasing !== undefined) throw new Error('the session host was released');
     const taskId = `task-${this.session.lastEventSeq() + 1}`;
     this.events.append({ type: 'task_started', task_id: taskId, content: prompt });
+    return this.begin(taskId, prompt, options);
+  }
+
+  /** Runs the task `taskId` (its `task_started` is already in the events). */
+  private begin(
+    taskId: string,
+    prompt: string,
+    options: StartOptions,
+    resumeCalls?: readonly ToolCall[],
+  ): Task {
     const taskReporter = createTaskReporter(this.events, taskId, options.reporter);
     this.approvals.setTask(taskId);
     const task = new Task(taskId, (signal) =>
@@ -193,6 +223,7 @@ export class SessionHost {
         approvals: this.approvals,
         mode: options.mode,
         signal,
+        ...(resumeCalls === undefined ? {} : { resumeCalls }),
       }),
     );
     this.active = { task, prompt };
@@ -293,4 +324,28 @@ function endEvent(
         code: result.error?.code ?? result.status,
       };
   }
+}
+
+/**
+ * The calls of an interrupted task that were waiting for an answer and never ran, with new
+ * ids, to be asked about again. Matched to the questions by tool and arguments.
+ */
+function resumableCalls(
+  approvals: ReadonlyArray<SessionEventOf<'approval_request'>>,
+  repaired: readonly RepairedCall[],
+): ToolCall[] {
+  const waiting = [...approvals];
+  const calls: ToolCall[] = [];
+  for (const { call, state } of repaired) {
+    // Waiting for an answer means it never ran (the gate comes first), also when no journal
+    // could tell ("incomplete": the session's first call).
+    if (state !== 'never_started' && state !== 'incomplete') continue;
+    const index = waiting.findIndex(
+      (asked) => asked.tool_name === call.name && asked.arguments === call.arguments,
+    );
+    if (index < 0) continue;
+    waiting.splice(index, 1);
+    calls.push({ ...call, id: `${call.id}-resumed` });
+  }
+  return calls;
 }

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { SessionEvent, ToolCall } from '@claw/core';
 import {
   FileSessionManager,
@@ -5,7 +7,7 @@ import {
   toolCallStartedText,
 } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanUp, scriptedFactory, take, tempWorkspace } from './helpers.js';
+import { cleanUp, scriptedFactory, settings, take, tempWorkspace } from './helpers.js';
 
 afterEach(cleanUp);
 
@@ -19,7 +21,7 @@ const bash = (id: string, command: string): ToolCall => ({
  * Leaves a session as a process that stopped mid-task would (SES-7, SCALE-3): a task started, a
  * wave of two calls, the first one running, the second one waiting for an approval.
  */
-async function interruptedSession(workDir: string, id: string): Promise<number> {
+async function interruptedSession(workDir: string, id: string, asking = 'rm -rf build'): Promise<number> {
   const manager = new FileSessionManager({ workDir });
   const lease = await manager.open(id, { workDir });
   const { session } = lease;
@@ -27,13 +29,13 @@ async function interruptedSession(workDir: string, id: string): Promise<number> 
   session.appendEvent({ type: 'state', state: 'running', task_id: 'task-1' });
   await session.append({ role: 'user', content: 'build it' });
   const running = bash('call-run', 'make');
-  const asking = bash('call-ask', 'rm -rf build');
-  await session.append({ role: 'assistant', content: '', toolCalls: [running, asking] });
+  const waiting = bash('call-ask', asking);
+  await session.append({ role: 'assistant', content: '', toolCalls: [running, waiting] });
   session.appendEvent({ type: 'tool_call', task_id: 'task-1', tool_call_id: 'call-run', tool_name: 'bash', arguments: running.arguments });
   await session.toolStarted(running);
   session.appendEvent({
     type: 'approval_request', task_id: 'task-1', request_id: 'req-1', tool_name: 'bash',
-    risk: 'dangerous', reason: 'deletes files', arguments: asking.arguments,
+    risk: 'dangerous', reason: 'deletes files', arguments: waiting.arguments,
   });
   const last = session.appendEvent({ type: 'state', state: 'awaiting_approval', task_id: 'task-1' });
   await last.written;
@@ -87,6 +89,63 @@ describe('a task a stopped process left open is ended when the session is opened
     const reopened = await factory.createRuntime({ workDir, sessionId: 'crashed' });
     expect(reopened.snapshot().seq).toBe(seq);
     await reopened.close();
+  });
+
+  it('with resumeInterrupted, raises the questions again and goes on with the task (SCALE-3)', async () => {
+    const workDir = await tempWorkspace();
+    const lastSeq = await interruptedSession(workDir, 'resumed', 'echo resumed >> marker.txt');
+    const { factory } = scriptedFactory([{ text: 'carried on' }], {
+      settings: settings({ approval: 'ask' }),
+      resumeInterrupted: true,
+    });
+    const asked: string[] = [];
+    const runtime = await factory.createRuntime({
+      workDir,
+      sessionId: 'resumed',
+      approvalHandler: {
+        approve: (prompt) => {
+          asked.push(`${prompt.toolName} ${prompt.arguments}`);
+          return Promise.resolve('allow_once');
+        },
+      },
+    });
+    const events = runtime.events({ after: lastSeq });
+    const seen: SessionEvent[] = [];
+    for await (const event of events) {
+      seen.push(event);
+      if (event.type === 'task_completed') break;
+    }
+    const kinds = seen.map((event) => ('tool_call_id' in event ? `${event.type} ${event.tool_call_id}` : event.type));
+    expect(kinds).toEqual([
+      'approval_resolved',
+      'tool_result call-run',
+      'tool_result call-ask',
+      'state',
+      'tool_call call-ask-resumed',
+      'approval_request',
+      'state',
+      'approval_resolved',
+      'state',
+      'tool_result call-ask-resumed',
+      'thinking',
+      'text_delta',
+      'usage',
+      'text_completed',
+      'task_completed',
+    ]);
+    // The same task goes on: its question was raised again (a new request), answered, and run once.
+    expect(seen.every((event) => !('task_id' in event) || event.task_id === 'task-1')).toBe(true);
+    const requests = seen.filter((event) => event.type === 'approval_request');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({ tool_name: 'bash', arguments: JSON.stringify({ command: 'echo resumed >> marker.txt' }) });
+    expect(asked).toEqual([`bash ${JSON.stringify({ command: 'echo resumed >> marker.txt' })}`]);
+    expect(await readFile(join(workDir, 'marker.txt'), 'utf8')).toBe('resumed\n');
+    expect(seen.at(-1)).toMatchObject({ type: 'task_completed', task_id: 'task-1', content: 'carried on' });
+    // The started call was not run again, and the history pairs every call.
+    const history = runtime.snapshot().history;
+    expect(history.filter((message) => message.role === 'tool').map((message) => message.role === 'tool' && message.toolCallId))
+      .toEqual(['call-run', 'call-ask', 'call-ask-resumed']);
+    await runtime.close();
   });
 
   it('leaves a session whose last task ended as it is', async () => {
