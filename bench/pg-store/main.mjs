@@ -9,7 +9,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { FileSessionLog } from '@claw/session-store';
+import { FileSessionLog, newSessionSnapshot } from '@claw/session-store';
 import { PgSessionLog } from '@claw/session-store-pg';
 import { postgresAvailable, startCluster } from '@claw/session-store-pg/testing';
 
@@ -38,19 +38,7 @@ function record(seq) {
 }
 
 function snapshot(id, workDir) {
-  const now = new Date().toISOString();
-  return {
-    id,
-    workDir,
-    createdAt: now,
-    updatedAt: now,
-    seq: 0,
-    eventSeq: 0,
-    history: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    cost: { usd: 0, unpricedCalls: 0 },
-    journal: { active: false, calls: [] },
-  };
+  return newSessionSnapshot({ id, workDir, now: new Date().toISOString() });
 }
 
 /** Appends `count` records, one per call, to each of `sessions` sessions at once; appends/s. */

@@ -1,51 +1,21 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerEvent } from '@claw/channel';
-import { postgresAvailable, startCluster, type TestCluster } from '@claw/session-store-pg/testing';
+import { postgresAvailable } from '@claw/session-store-pg/testing';
 import { FakeOpenAIServer, type FakeTurn } from '@claw/testing/node';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
-import { ServerProcess, killServers, processesWith, serverEnv } from './process.js';
+import { describe, expect, it } from 'vitest';
+import { WsClient } from './helpers.js';
+import { delay, instanceOf, pgServerTests, sleepGone, until } from './pg-fixtures.js';
+import { ServerProcess, processesWith, serverEnv } from './process.js';
 
 // Several real claw-server processes sharing one PostgreSQL (SCALE-4): a client of instance B
 // works on a session instance A owns — it answers A's approvals, follows A's events through
 // dropped LISTEN connections and a database restart, interrupts A's task and prompts A — and
 // what it sees is what A's own clients see.
 
-const folders: string[] = [];
-/** Tool processes the tests' servers started: killed afterwards if a server left one behind. */
-const toolPids: number[] = [];
-const databases: pg.Client[] = [];
+const tests = pgServerTests('claw-server-pg-cluster-');
+const { folder, database, sleepStarted } = tests;
 let model: FakeOpenAIServer | undefined;
-
-async function folder(): Promise<string> {
-  const made = await mkdtemp(path.join(tmpdir(), 'claw-server-pg-cluster-'));
-  folders.push(made);
-  return made;
-}
-
-async function database(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => undefined);
-  await client.connect();
-  databases.push(client);
-  return client;
-}
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it returns something other than `undefined`, or fails after `ms`. */
-async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = await check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await delay(50);
-  }
-}
 
 type Approval = 'allow' | 'ask';
 
@@ -89,13 +59,6 @@ async function open(client: WsClient, sessionId: string, role?: 'controller' | '
   return answer;
 }
 
-/** The instance id a server printed at start (`store: … (instance <id>)`). */
-function instanceOf(server: ServerProcess): string {
-  const id = /\(instance ([0-9a-f-]{36});/.exec(server.stderr)?.[1];
-  if (id === undefined) throw new Error(`no instance id in the output:\n${server.stderr}`);
-  return id;
-}
-
 /** The file, in the workspace, that the tools write a line to each time they run. */
 const markerFile = 'ran.txt';
 
@@ -133,21 +96,6 @@ function sleepTag(seconds: number): string {
   return `${seconds}.${process.pid % 1000}${Date.now() % 1000}${Math.floor(Math.random() * 10)}`;
 }
 
-/** Waits until the tool's `sleep` runs; its pids (killed after the test if still there). */
-async function sleepStarted(tag: string): Promise<number[]> {
-  const found = await until(async () => {
-    const pids = await processesWith(`sleep ${tag}`);
-    return pids.length > 0 ? pids : undefined;
-  }, 'the tool\'s sleep to start');
-  toolPids.push(...found);
-  return found;
-}
-
-/** Waits until no `sleep` of the tool runs any more. */
-async function sleepGone(tag: string, ms = 10_000): Promise<void> {
-  await until(async () => ((await processesWith(`sleep ${tag}`)).length === 0 ? true : undefined), 'the sleep to be killed', ms);
-}
-
 const endTypes = new Set(['task_completed', 'task_failed', 'task_canceled']);
 
 /** The session events (those with a seq) `client` got of `sessionId`, as `seq:type`. */
@@ -170,33 +118,15 @@ async function taskEnded(client: WsClient, sessionId: string, ms = 10_000): Prom
 }
 
 describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL (SCALE-4)', () => {
-  let cluster: TestCluster;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await cluster.destroy();
-  });
-  afterEach(async () => {
-    await cleanUpClients();
-    await killServers();
-    for (const pid of toolPids.splice(0)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
-    }
+  const { cluster } = tests.inSuite(async () => {
     await model?.close();
     model = undefined;
-    await Promise.allSettled(databases.splice(0).map((db) => db.end()));
-    for (const made of folders.splice(0)) await rm(made, { recursive: true, force: true });
   });
 
   it('sessions opened without an id on two instances get ids of their own instance, never the same one', async () => {
     const workDir = await folder();
     model = await FakeOpenAIServer.start({ turns: () => ({ text: 'hi' }) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const b = await startServer(workDir, url);
     a.client.send({ type: 'open' });
@@ -216,7 +146,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     model = await FakeOpenAIServer.start({
       turns: modelTurns({ mark: `echo ran >> ${markerFile}` }, () => ({ text: 'marked' })),
     });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url, { approval: 'ask' });
     const b = await startServer(workDir, url, { approval: 'ask' });
     const db = await database(url);
@@ -280,7 +210,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     model = await FakeOpenAIServer.start({
       turns: modelTurns({ mark: `echo ran >> ${markerFile}` }, () => ({ text: 'marked' })),
     });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url, { approval: 'ask', args: ['--lease-ms', '2000'] });
     const b = await startServer(workDir, url, { approval: 'ask', args: ['--lease-ms', '2000'] });
     await open(a.client, 'ask-1');
@@ -335,7 +265,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
         return printAndRead(body);
       },
     });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const b = await startServer(workDir, url);
     const db = await database(url);
@@ -406,7 +336,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     model = await FakeOpenAIServer.start({
       turns: modelTurns({ 'long job': `echo ran >> ${markerFile}; sleep ${tag}` }),
     });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url, { args: ['--lease-ms', '2000'] });
     const db = await database(url);
     const sessionId = `restart-${downMs}`;
@@ -415,9 +345,9 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     await sleepStarted(tag);
     await a.client.next('tool_call', () => true, 0, 10_000);
     const restartedAt = Date.now();
-    await cluster.stop();
+    await cluster().stop();
     if (downMs > 0) await delay(downMs);
-    await cluster.start();
+    await cluster().start();
     const restartMs = Date.now() - restartedAt;
     await db.end().catch(() => undefined);
     const after = await database(url);
@@ -501,7 +431,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     const tag = sleepTag(30);
     const workDir = await folder();
     model = await FakeOpenAIServer.start({ turns: modelTurns({ 'long job': `echo ran >> ${markerFile}; sleep ${tag}` }) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const b = await startServer(workDir, url);
     await open(a.client, 'interrupt-1');
@@ -530,7 +460,7 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     const tag = sleepTag(2);
     const workDir = await folder();
     model = await FakeOpenAIServer.start({ turns: modelTurns({ 'short job': `echo ran >> ${markerFile}; sleep ${tag}` }) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const b = await startServer(workDir, url);
     const db = await database(url);

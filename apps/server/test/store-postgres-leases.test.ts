@@ -1,50 +1,21 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { toolCallStartedText } from '@claw/session-store';
-import { postgresAvailable, startCluster, type TestCluster } from '@claw/session-store-pg/testing';
+import { postgresAvailable } from '@claw/session-store-pg/testing';
 import { FakeOpenAIServer, type FakeTurn } from '@claw/testing/node';
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
-import { ServerProcess, killServers, processesWith, serverEnv } from './process.js';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { WsClient } from './helpers.js';
+import { delay, instanceOf, pgServerTests, sleepGone, until } from './pg-fixtures.js';
+import { ServerProcess, processesWith, serverEnv } from './process.js';
 
 // Leases of sessions in PostgreSQL across real claw-server processes (SCALE-2, SCALE-3): the
 // owner that loses a session stops its tool, a killed owner's session is taken over without
 // running its tool again, and a frozen owner's late writes are rejected.
 
-const folders: string[] = [];
-/** Tool processes the tests' servers started: killed afterwards if a server left one behind. */
-const toolPids: number[] = [];
-const databases: pg.Client[] = [];
+const tests = pgServerTests('claw-server-pg-lease-');
+const { folder, database, sleepStarted } = tests;
 let model: FakeOpenAIServer | undefined;
-
-async function folder(): Promise<string> {
-  const made = await mkdtemp(path.join(tmpdir(), 'claw-server-pg-lease-'));
-  folders.push(made);
-  return made;
-}
-
-async function database(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => undefined);
-  await client.connect();
-  databases.push(client);
-  return client;
-}
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` until it returns something other than `undefined`, or fails after `ms`. */
-async function until<T>(check: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = await check();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await delay(50);
-  }
-}
 
 /** A claw-server on the store `url`, tools allowed without asking, on the fake model. */
 async function startServer(workDir: string, url: string, args: string[] = []) {
@@ -70,21 +41,6 @@ const markerFile = 'ran.txt';
 /** A command that writes one line to the marker file each time it runs, then sleeps (found by `tag`). */
 function markedSleep(tag: string): string {
   return `echo ran >> ${markerFile}; sleep ${tag}`;
-}
-
-/** Waits until the tool's `sleep` runs; its pids. */
-async function sleepStarted(tag: string): Promise<number[]> {
-  const found = await until(async () => {
-    const pids = await processesWith(`sleep ${tag}`);
-    return pids.length > 0 ? pids : undefined;
-  }, 'the tool\'s sleep to start');
-  toolPids.push(...found);
-  return found;
-}
-
-/** Waits until no `sleep` of the tool runs any more. */
-async function sleepGone(tag: string): Promise<void> {
-  await until(async () => ((await processesWith(`sleep ${tag}`)).length === 0 ? true : undefined), 'the sleep to be killed');
 }
 
 /**
@@ -129,13 +85,6 @@ async function auditWriters(db: pg.Client): Promise<void> {
   `);
 }
 
-/** The instance id a server printed at start (`store: … (instance <id>)`). */
-function instanceOf(server: ServerProcess): string {
-  const id = /\(instance ([0-9a-f-]{36});/.exec(server.stderr)?.[1];
-  if (id === undefined) throw new Error(`no instance id in the output:\n${server.stderr}`);
-  return id;
-}
-
 /** Opens `sessionId` on `client`, again and again while another instance still holds it. */
 async function openWhenFree(client: WsClient, sessionId: string, ms: number) {
   const deadline = Date.now() + ms;
@@ -154,27 +103,9 @@ async function openWhenFree(client: WsClient, sessionId: string, ms: number) {
 }
 
 describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2, SCALE-3)', () => {
-  let cluster: TestCluster;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await cluster.destroy();
-  });
-  afterEach(async () => {
-    await cleanUpClients();
-    await killServers();
-    for (const pid of toolPids.splice(0)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
-    }
+  const { cluster } = tests.inSuite(async () => {
     await model?.close();
     model = undefined;
-    await Promise.allSettled(databases.splice(0).map((db) => db.end()));
-    for (const made of folders.splice(0)) await rm(made, { recursive: true, force: true });
   });
 
   it('--lease-ms and --lease-renew-ms set the lease, checked with errors that say what to do', async () => {
@@ -195,7 +126,7 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     }
 
     model = await FakeOpenAIServer.start({ turns: [{ text: 'hello' }] });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const workDir = await folder();
     const a = await startServer(workDir, url, ['--lease-ms', '2000']);
     expect(a.server.stderr).toContain('leases of 2000 ms renewed every 666 ms');
@@ -224,7 +155,7 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     const workDir = await folder();
     const marker = path.join(workDir, markerFile);
     model = await FakeOpenAIServer.start({ turns: modelTurns(tag) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const db = await database(url);
     a.client.send({ type: 'open', session_id: 'lost-1' });
@@ -281,7 +212,7 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     const tag = sleepTag();
     const workDir = await folder();
     model = await FakeOpenAIServer.start({ turns: modelTurns(tag) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url, ['--lease-ms', '2000']);
     const b = await startServer(workDir, url, ['--lease-ms', '2000']);
     a.client.send({ type: 'open', session_id: 'crash-1' });
@@ -340,7 +271,7 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
     const tag = sleepTag();
     const workDir = await folder();
     model = await FakeOpenAIServer.start({ turns: modelTurns(tag) });
-    const url = await cluster.createDatabase();
+    const url = await cluster().createDatabase();
     const a = await startServer(workDir, url, ['--lease-ms', '2000']);
     const b = await startServer(workDir, url, ['--lease-ms', '2000']);
     const db = await database(url);

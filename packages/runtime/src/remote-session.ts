@@ -7,10 +7,10 @@ import {
 } from '@claw/core';
 import {
   SessionReplica,
+  newSessionSnapshot,
   type RelayReply,
   type RelayRequest,
   type SessionRelay,
-  type SessionSnapshot,
   type StoredLog,
 } from '@claw/session-store';
 import { SessionBusyError } from './errors.js';
@@ -95,7 +95,12 @@ export class RemoteSession {
    */
   static async open(options: RemoteSessionOptions): Promise<RemoteSession> {
     const stored = await options.relay.load(options.sessionId);
-    const empty = { snapshot: emptySnapshot(options), records: [], needsCompaction: false };
+    const snapshot = newSessionSnapshot({
+      id: options.sessionId,
+      workDir: options.workDir,
+      now: new Date().toISOString(),
+    });
+    const empty = { snapshot, records: [], needsCompaction: false };
     return new RemoteSession(options, stored ?? empty);
   }
 
@@ -280,20 +285,4 @@ export class RemoteSession {
       this.resume = done;
     });
   }
-}
-
-function emptySnapshot(options: { sessionId: string; workDir: string }): SessionSnapshot {
-  const now = new Date().toISOString();
-  return {
-    id: options.sessionId,
-    workDir: options.workDir,
-    createdAt: now,
-    updatedAt: now,
-    seq: 0,
-    eventSeq: 0,
-    history: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    cost: { usd: 0, unpricedCalls: 0 },
-    journal: { active: false, calls: [] },
-  };
 }

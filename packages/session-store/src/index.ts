@@ -18,6 +18,7 @@ export type {
   StoredLog,
 } from './session-log.js';
 export type { OpenTask, SessionChange, RepairInsert } from './session-state.js';
+export { newSessionSnapshot } from './session-state.js';
 export type {
   GetOrCreateOptions,
   PersistentSession,

@@ -204,6 +204,13 @@ export function journalView(state: SessionState): ToolJournalView | undefined {
   return { started, finished };
 }
 
+/** The snapshot of a new session: nothing in it yet. */
+export function newSessionSnapshot(
+  options: { id: string; workDir: string; now: string },
+): SessionSnapshot {
+  return snapshotOf(newSessionState(options));
+}
+
 /** The state as one storable value. */
 export function snapshotOf(state: SessionState): SessionSnapshot {
   return {
