@@ -96,6 +96,13 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE claw_inbox ADD COLUMN reply jsonb;
     `,
   },
+  {
+    version: 3,
+    description: 'session summaries',
+    sql: `
+      ALTER TABLE claw_sessions ADD COLUMN summary jsonb;
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises migrations across instances. */

@@ -16,6 +16,7 @@ import {
   type SessionPage,
   type SessionRelay,
   type SessionSnapshot,
+  type SessionSummary,
   type StoredLog,
 } from '@claw/session-store';
 import pg from 'pg';
@@ -23,7 +24,7 @@ import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
 import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
 import { PgRelay, changesChannel } from './relay.js';
-import { summarize } from './summary.js';
+import { advanceSummary, summarize, summaryOf } from './summary.js';
 
 /** Default length of a lease (SCALE-2): another instance may take the session over after it. */
 export const defaultLeaseMs = 10_000;
@@ -80,6 +81,7 @@ interface Held {
 
 interface SessionRow {
   stored: boolean;
+  summary: SessionSummary | null;
   last_seq: string;
   records_since_snapshot: number;
   owner: string | null;
@@ -91,7 +93,7 @@ interface SessionRow {
 /** The holder as a session row stores it: the lock holder and the instance. */
 type StoredHolder = SessionLockHolder & { instance?: string };
 
-const holderColumns = 'stored, last_seq, records_since_snapshot, owner, epoch, holder, ' +
+const holderColumns = 'stored, summary, last_seq, records_since_snapshot, owner, epoch, holder, ' +
   'coalesce(lease_until > now(), false) AS live';
 
 /**
@@ -476,10 +478,16 @@ export class PgSessionLog implements SessionRelay {
           records.map((record) => record.encoded ?? JSON.stringify(record.change)),
         ],
       );
+      // The summary `list` shows goes along (a row stored before summaries gets one at the
+      // next compaction).
+      const summary = row.summary === null
+        ? null
+        : JSON.stringify(advanceSummary(row.summary, records));
       const updated = await client.query<{ records_since_snapshot: number }>(
-        `UPDATE claw_sessions SET last_seq = $2, records_since_snapshot = records_since_snapshot + $3, updated_at = now()
+        `UPDATE claw_sessions SET last_seq = $2, records_since_snapshot = records_since_snapshot + $3,
+           updated_at = now(), summary = $4
          WHERE id = $1 RETURNING records_since_snapshot`,
-        [id, last, records.length],
+        [id, last, records.length, summary],
       );
       await client.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, last])]);
       const sinceSnapshot = updated.rows[0]?.records_since_snapshot ?? 0;
@@ -490,9 +498,10 @@ export class PgSessionLog implements SessionRelay {
   async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
     await this.write(id, { sync: true, create: true }, async (client) => {
       await client.query(
-        `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot) VALUES ($1, true, $2, 0)
-         ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0, updated_at = now()`,
-        [id, snapshot.seq],
+        `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot, summary) VALUES ($1, true, $2, 0, $3)
+         ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0,
+           summary = $3, updated_at = now()`,
+        [id, snapshot.seq, JSON.stringify(summaryOf(snapshot))],
       );
       // Some records before the snapshot stay for readers a little behind; loads skip them.
       await client.query(
@@ -515,7 +524,7 @@ export class PgSessionLog implements SessionRelay {
       await client.query('DELETE FROM claw_snapshots WHERE session_id = $1', [id]);
       // The row carries the lease while someone holds it; otherwise nothing is left.
       await client.query(
-        'UPDATE claw_sessions SET stored = false, last_seq = 0, records_since_snapshot = 0 WHERE id = $1',
+        'UPDATE claw_sessions SET stored = false, last_seq = 0, records_since_snapshot = 0, summary = NULL WHERE id = $1',
         [id],
       );
       await client.query('DELETE FROM claw_sessions WHERE id = $1 AND owner IS NULL', [id]);
@@ -549,15 +558,20 @@ export class PgSessionLog implements SessionRelay {
   async list(options: { limit?: number; after?: string } = {}): Promise<SessionPage> {
     const limit = Math.max(1, options.limit ?? 100);
     // "C" collation: the order of comparing the ids as strings, whatever the database's locale.
-    const rows = await this.pool.query<{ id: string }>(
-      `SELECT id FROM claw_sessions WHERE stored AND ($1::text IS NULL OR id COLLATE "C" > $1::text COLLATE "C")
+    const rows = await this.pool.query<{ id: string; summary: SessionSummary | null }>(
+      `SELECT id, summary FROM claw_sessions WHERE stored AND ($1::text IS NULL OR id COLLATE "C" > $1::text COLLATE "C")
        ORDER BY id COLLATE "C" LIMIT $2`,
       [options.after ?? null, limit + 1],
     );
     const ids = rows.rows.map((row) => row.id);
-    const page = ids.slice(0, limit);
+    const page = rows.rows.slice(0, limit);
     const sessions = [];
-    for (const id of page) {
+    // Each row keeps its summary; only a session stored before summaries is read whole.
+    for (const { id, summary } of page) {
+      if (summary !== null) {
+        sessions.push(summary);
+        continue;
+      }
       try {
         const stored = await this.load(id);
         if (stored !== undefined) sessions.push(summarize(stored.snapshot, stored.records));
@@ -566,7 +580,7 @@ export class PgSessionLog implements SessionRelay {
         if (!(error instanceof SessionLogError && error.code === 'session_corrupt')) throw error;
       }
     }
-    const last = page.at(-1);
+    const last = page.at(-1)?.id;
     return ids.length > limit && last !== undefined ? { sessions, next: last } : { sessions };
   }
 }

@@ -9,11 +9,29 @@ export function summarize(
   snapshot: SessionSnapshot,
   records: readonly LogRecord[],
 ): SessionSummary {
-  let messageCount = snapshot.history.length;
-  let usage = { ...snapshot.usage };
-  let cost = { ...snapshot.cost };
-  let lastEventSeq = snapshot.eventSeq;
-  let updatedAt = snapshot.updatedAt;
+  return advanceSummary(summaryOf(snapshot), records);
+}
+
+/** The summary of a snapshot alone. */
+export function summaryOf(snapshot: SessionSnapshot): SessionSummary {
+  return {
+    id: snapshot.id,
+    workDir: snapshot.workDir,
+    createdAt: snapshot.createdAt,
+    updatedAt: snapshot.updatedAt,
+    messageCount: snapshot.history.length,
+    usage: { ...snapshot.usage },
+    cost: { ...snapshot.cost },
+    lastEventSeq: snapshot.eventSeq,
+  };
+}
+
+/** `summary` with `records` applied (kept in the session's row, so that `list` reads no log). */
+export function advanceSummary(
+  summary: SessionSummary,
+  records: readonly LogRecord[],
+): SessionSummary {
+  let { messageCount, usage, cost, lastEventSeq, updatedAt } = summary;
   for (const record of records) {
     const { change } = record;
     switch (change.type) {
@@ -39,14 +57,5 @@ export function summarize(
     }
     updatedAt = record.at;
   }
-  return {
-    id: snapshot.id,
-    workDir: snapshot.workDir,
-    createdAt: snapshot.createdAt,
-    updatedAt,
-    messageCount,
-    usage,
-    cost,
-    lastEventSeq,
-  };
+  return { ...summary, updatedAt, messageCount, usage, cost, lastEventSeq };
 }

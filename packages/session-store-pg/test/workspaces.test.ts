@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SessionStore } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   PgSessionError,
@@ -116,5 +117,41 @@ describe.skipIf(!postgresAvailable())('PgSessions: sessions bound to a logical w
     });
     const entries = await (await a.auditLog(real)).entries();
     expect(entries).toMatchObject([{ requestId: 'r1', instance: 'instance-b', workspace: grantsA.workspace }]);
+  });
+});
+
+describe.skipIf(!postgresAvailable())('PgSessionLog.list: summaries kept in the session rows', () => {
+  const { freshDatabase } = sharedCluster();
+  afterEach(closeLogs);
+
+  it('lists from the rows (no session is read), the same summaries as reading them would give', async () => {
+    const url = await freshDatabase();
+    const log = await openLog(url);
+    const store = new SessionStore({ log });
+    const lease = await store.open('summed', { workDir: '/work' });
+    await lease.session.append({ role: 'user', content: 'one' }, { role: 'assistant', content: 'two' });
+    await lease.session.recordUsage({ promptTokens: 10, completionTokens: 5, totalTokens: 15 }, 0.5);
+    const last = lease.session.appendEvent({ type: 'task_started', task_id: 't', content: 'one' });
+    await last.written;
+    await lease.release();
+    await store.close();
+
+    const read = await openLog(url);
+    const stored = await read.load('summed');
+    const expected = {
+      id: 'summed',
+      messageCount: 2,
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
+      cost: { usd: 0.5, unpricedCalls: 0 },
+      lastEventSeq: last.event.seq,
+      updatedAt: stored?.records.at(-1)?.at,
+    };
+    expect((await read.list()).sessions).toMatchObject([expected]);
+    // With its records gone, the list still gives the summary: it was not read from them.
+    await read.pool.query('DELETE FROM claw_changes WHERE session_id = $1', ['summed']);
+    expect((await read.list()).sessions).toMatchObject([expected]);
+    // A row without a summary (stored by an older claw) is read whole.
+    await read.pool.query('UPDATE claw_sessions SET summary = NULL WHERE id = $1', ['summed']);
+    expect((await read.list()).sessions).toMatchObject([{ id: 'summed', messageCount: 0, lastEventSeq: 0 }]);
   });
 });
