@@ -251,7 +251,17 @@ export class PgRelay {
     };
     void this.listen();
     const unwatch = addWaiter(this.requestWaiters, id, () => void drain());
-    const poll = setInterval(() => void drain(), this.options.pollMs);
+    let polls = 0;
+    const poll = setInterval(() => {
+      void drain();
+      // Replies nobody read (their sender stopped) are let go after a while.
+      polls += 1;
+      if (polls % 60 !== 0) return;
+      void pool.query(
+        'DELETE FROM claw_inbox WHERE session_id = $1 AND taken_at < now() - interval \'10 minutes\'',
+        [id],
+      ).catch(() => undefined);
+    }, this.options.pollMs);
     poll.unref();
     void drain();
     return () => {

@@ -405,6 +405,26 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     stopC();
   });
 
+  it('lets go of replies nobody read (their sender stopped) after ten minutes, and keeps the rest', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', pollMs: 5 });
+    const insert = (age: string, taken: boolean) => a.pool.query<{ id: string }>(
+      `INSERT INTO claw_inbox (session_id, kind, payload, from_instance, taken_at, reply)
+       VALUES ('s', 'prompt', '{}', 'gone', ${taken ? `now() - interval '${age}'` : 'NULL'}, ${taken ? '\'{"ok":true}\'' : 'NULL'})
+       RETURNING id`,
+    );
+    const old = (await insert('11 minutes', true)).rows[0]?.id;
+    const recent = (await insert('1 minute', true)).rows[0]?.id;
+    const stop = a.serve('s', () => Promise.resolve({ ok: true }));
+    // The sweep runs every 60 polls (here 5 ms apart).
+    await vi.waitFor(async () => {
+      const rows = await a.pool.query<{ id: string }>('SELECT id FROM claw_inbox ORDER BY id');
+      expect(rows.rows.map((row) => row.id)).toEqual([recent]);
+    }, { timeout: 5_000, interval: 50 });
+    expect(old).toBeDefined();
+    stop();
+  });
+
   it('names the owner of a session, live while its lease runs and not once it lapsed', async () => {
     const url = await freshDatabase();
     const timers = new ManualTimers();
