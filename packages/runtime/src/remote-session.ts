@@ -248,18 +248,30 @@ export class RemoteSession {
     });
     if (oldestSeq > this.replica.seq + 1) {
       // Compacted past what this process read: start again from the snapshot.
-      const stored = await relay.load(this.sessionId);
-      if (stored === undefined) return false;
-      this.replica = this.replicaOf(stored);
-      for (const event of this.replica.events) this.take(event);
+      await this.reload();
       return false;
     }
     for (const record of records) {
       if (this.local !== undefined) return false;
-      const event = this.replica.apply(record);
+      let event: SessionEvent | undefined;
+      try {
+        event = this.replica.apply(record);
+      } catch {
+        // A record that does not follow (the session was removed and made anew): read it afresh.
+        await this.reload();
+        return false;
+      }
       if (event !== undefined) this.take(event);
     }
     return records.length === readLimit;
+  }
+
+  /** Reads the session afresh from its snapshot; its events go on from there (after a gap). */
+  private async reload(): Promise<void> {
+    const stored = await this.options.relay.load(this.sessionId);
+    if (stored === undefined) return;
+    this.replica = this.replicaOf(stored);
+    for (const event of this.replica.events) this.take(event);
   }
 
   private take(event: SessionEvent): void {
