@@ -1,3 +1,4 @@
+import { eventJson } from '@claw/core';
 import type { ServerEvent, ServerEventOf } from './protocol.js';
 
 /** Limits of one connection's outbound queue (CH-5). */
@@ -133,7 +134,8 @@ export class OutboundQueue {
    */
   push(event: ServerEvent, options: { paced?: boolean } = {}): void {
     if (this.closedReason !== undefined) return;
-    const json = JSON.stringify(event);
+    // A session's event is encoded once for every connection (and its session record).
+    const json = eventJson(event);
     this.queue.push({ event, json });
     this.bytes += json.length;
     if (this.queue.length > this.maxEvents || this.bytes > this.maxBytes) {

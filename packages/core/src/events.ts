@@ -123,3 +123,19 @@ export function isTaskEndEvent(
 ): event is { type: TaskEndEventType } {
   return (taskEndEventTypes as readonly string[]).includes(event.type);
 }
+
+const encodedEvents = new WeakMap<object, string>();
+
+/**
+ * `JSON.stringify(event)`, made once per event object: an event is stored with its session and
+ * sent to every client that follows it, and it never changes once it is numbered. Use it only
+ * for values that are never changed after their first encoding.
+ */
+export function eventJson(event: object): string {
+  let json = encodedEvents.get(event);
+  if (json === undefined) {
+    json = JSON.stringify(event);
+    encodedEvents.set(event, json);
+  }
+  return json;
+}

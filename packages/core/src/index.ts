@@ -58,6 +58,7 @@ export {
   isTaskEndEvent,
   sessionRunStates,
   taskEndEventTypes,
+  eventJson,
   type ApprovalDecision,
   type ApprovalMode,
   type BudgetsLeft,

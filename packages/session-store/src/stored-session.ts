@@ -1,5 +1,6 @@
 import {
   errorMessage,
+  eventJson,
   type CostTotals,
   type Message,
   type SessionEvent,
@@ -108,7 +109,9 @@ export class StoredSession implements PersistentSession {
       seq: this.state.eventSeq + 1,
       at: this.now().toISOString(),
     };
-    return { event, written: this.change({ type: 'event', event }) };
+    // Encoded once: the same text goes to every client that follows the session (`eventJson`).
+    const encode = (): string => `{"type":"event","event":${eventJson(event)}}`;
+    return { event, written: this.change({ type: 'event', event }, false, encode) };
   }
 
   /** Appends in order; no messages: nothing happens. */
@@ -189,7 +192,7 @@ export class StoredSession implements PersistentSession {
    * to the writer; resolves when it is written. The writer's queue runs the write only after
    * this returns, so a snapshot it writes includes the change.
    */
-  private change(change: SessionChange, sync = false): Promise<void> {
+  private change(change: SessionChange, sync = false, encode?: () => string): Promise<void> {
     if (this.deleted) {
       return Promise.reject(
         new SessionStoreError(
@@ -204,7 +207,7 @@ export class StoredSession implements PersistentSession {
     try {
       // Encoded now: the record says what the change was when it was made, and data that cannot
       // be stored is refused before anything changes.
-      encoded = JSON.stringify(change);
+      encoded = encode === undefined ? JSON.stringify(change) : encode();
     } catch (error) {
       // Only a change that cannot be JSON gets here: nothing changed, in memory or on disk.
       return Promise.reject(
