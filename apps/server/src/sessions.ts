@@ -53,6 +53,8 @@ interface Entry {
   stopServing: (() => void) | undefined;
   /** A takeover under way. */
   takingOver: Promise<void> | undefined;
+  /** While clients here follow a session another instance owns: tells the owner so. */
+  heartbeat: ReturnType<typeof setInterval> | undefined;
   clients: number;
   timer: ReturnType<typeof setTimeout> | undefined;
   /** Set when the idle time ran out with nobody attached; cleared when a client comes. */
@@ -353,6 +355,7 @@ export class ServerSessions implements RuntimeSource {
       remote: undefined,
       stopServing: undefined,
       takingOver: undefined,
+      heartbeat: undefined,
       clients: 0,
       timer: undefined,
       expired: false,
@@ -372,8 +375,36 @@ export class ServerSessions implements RuntimeSource {
         ...(relay.pollMs === undefined ? {} : { pollMs: relay.pollMs }),
         onOwnerGone: () => this.takeOver(entry),
       });
+      entry.heartbeat = this.heartbeat(entry);
     }
     return entry;
+  }
+
+  /**
+   * While clients here follow a session another instance owns, that owner hears so every third
+   * of the idle time (at most every minute): its idle timeout counts them as watching (CH-10),
+   * and does not deny the session's questions while someone here could answer them.
+   */
+  private heartbeat(entry: Entry): ReturnType<typeof setInterval> | undefined {
+    const relay = this.options.relay;
+    if (relay === undefined) return undefined;
+    const every = Math.max(100, Math.min(60_000, Math.floor(this.options.idleTimeoutMs / 3)));
+    const timer = setInterval(() => {
+      if (entry.clients === 0 || entry.keeper !== undefined) return;
+      relay.log.send(entry.sessionId, { kind: 'watching', by: 'claw-server' }, { timeoutMs: every })
+        .catch(() => undefined);
+    }, every);
+    timer.unref();
+    return timer;
+  }
+
+  /** Another instance's clients follow a session this one owns: it is watched (CH-10). */
+  private watched(entry: Entry): void {
+    if (entry.clients > 0 || this.closed || entry.unloading !== undefined) return;
+    entry.expired = false;
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(() => void this.expire(entry), this.options.idleTimeoutMs);
+    entry.timer.unref();
   }
 
   /**
@@ -391,7 +422,10 @@ export class ServerSessions implements RuntimeSource {
       approvalHandler: this.idleDenial(entry),
     });
     entry.keeper = keeper;
-    entry.stopServing = this.options.relay?.log.serve(entry.sessionId, relayHandler(keeper));
+    entry.stopServing = this.options.relay?.log.serve(
+      entry.sessionId,
+      relayHandler(keeper, { watched: () => this.watched(entry) }),
+    );
     return keeper;
   }
 
@@ -420,6 +454,8 @@ export class ServerSessions implements RuntimeSource {
   private async unload(entry: Entry): Promise<void> {
     entry.stopServing?.();
     entry.stopServing = undefined;
+    clearInterval(entry.heartbeat);
+    entry.heartbeat = undefined;
     try {
       await entry.keeper?.close({ cancel: false });
     } finally {

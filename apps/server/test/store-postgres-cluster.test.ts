@@ -240,6 +240,32 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     expect(row.rows[0]).toEqual({ epoch: '2', owner_instance: instanceOf(b.server) });
   });
 
+  it('a question on A stays open while only a client of B watches, past A\'s idle timeout, and B\'s answer runs the tool once', async () => {
+    const workDir = await folder();
+    model = await FakeOpenAIServer.start({
+      turns: modelTurns({ mark: `echo ran >> ${markerFile}` }, () => ({ text: 'marked' })),
+    });
+    const url = await cluster().createDatabase();
+    // A 1.5 s idle timeout on both: without B's word that it watches, A would deny after it.
+    const args = ['--idle-timeout-ms', '1500'];
+    const a = await startServer(workDir, url, { approval: 'ask', args });
+    const b = await startServer(workDir, url, { approval: 'ask', args });
+    await open(a.client, 'watched-1');
+    await open(b.client, 'watched-1');
+    a.client.send({ type: 'prompt', session_id: 'watched-1', content: 'mark the file' });
+    const request = await b.client.next('approval_request', () => true, 0, 10_000);
+    // A's own client leaves the session: from now on only B's client watches.
+    a.client.send({ type: 'close', session_id: 'watched-1' });
+    await a.client.next('session_closed', () => true, 0, 10_000);
+    await delay(4000);
+    expect(b.client.of('approval_resolved')).toEqual([]);
+    b.client.send({ type: 'approval_response', session_id: 'watched-1', request_id: request.request_id, decision: 'allow_once' });
+    const resolved = await b.client.next('approval_resolved', () => true, 0, 10_000);
+    expect(resolved).toMatchObject({ decision: 'allow_once', request_id: request.request_id });
+    expect(await b.client.next('task_completed', () => true, 0, 10_000)).toMatchObject({ content: 'marked' });
+    expect(await markerLines(workDir)).toEqual(['ran']);
+  });
+
   it('every LISTEN backend terminated again and again mid-stream: B\'s client gets every event A\'s got, in order, and a large tool output intact', async () => {
     const workDir = await folder();
     // bash output is cut in the middle beyond 64 KiB (defaultMaxOutputBytes in @claw/core), so

@@ -98,9 +98,13 @@ export class RemoteRuntime implements RuntimeHandle {
  * Serves the requests other processes' clients send to a session this process owns (SCALE-4),
  * on `runtime`: a prompt starts a task (refused with `session_busy` while one runs: never two
  * turns at once), an interrupt cancels it, an answer settles an approval (the first answer wins,
- * wherever it came from: a later one gets `approval_not_pending`).
+ * wherever it came from: a later one gets `approval_not_pending`). `watched` hears that another
+ * process's clients follow the session (so that it is not counted as unwatched).
  */
-export function relayHandler(runtime: Runtime): (request: RelayRequest) => Promise<RelayReply> {
+export function relayHandler(
+  runtime: Runtime,
+  options: { watched?: () => void } = {},
+): (request: RelayRequest) => Promise<RelayReply> {
   return async (request) => {
     try {
       switch (request.kind) {
@@ -114,6 +118,9 @@ export function relayHandler(runtime: Runtime): (request: RelayRequest) => Promi
           return { ok: true };
         case 'answer':
           runtime.respond(request.requestId, request.decision, request.by);
+          return { ok: true };
+        case 'watching':
+          options.watched?.();
           return { ok: true };
       }
     } catch (error) {

@@ -15,7 +15,9 @@ import {
 export type RelayRequest =
   | { kind: 'prompt'; content: string; by: string }
   | { kind: 'interrupt'; reason: string; by: string }
-  | { kind: 'answer'; requestId: string; decision: ApprovalDecision; by: string };
+  | { kind: 'answer'; requestId: string; decision: ApprovalDecision; by: string }
+  /** Clients of the sender follow the session: the owner must not count it as unwatched. */
+  | { kind: 'watching'; by: string };
 
 /** The owner's reply: `ok` (with the new task's id for a prompt), or why it refused. */
 export type RelayReply =
