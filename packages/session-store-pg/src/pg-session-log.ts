@@ -5,6 +5,7 @@ import {
   SessionLockedError,
   SessionLogError,
   assertSessionId,
+  summaryOf,
   type AppendResult,
   type LogRecord,
   type RelayReply,
@@ -24,7 +25,7 @@ import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
 import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
 import { PgRelay, changesChannel } from './relay.js';
-import { advanceSummary, summarize, summaryOf } from './summary.js';
+import { advanceSummary, summarize } from './summary.js';
 
 /** Default length of a lease (SCALE-2): another instance may take the session over after it. */
 export const defaultLeaseMs = 10_000;
@@ -501,7 +502,7 @@ export class PgSessionLog implements SessionRelay {
         `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot, summary) VALUES ($1, true, $2, 0, $3)
          ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0,
            summary = $3, updated_at = now()`,
-        [id, snapshot.seq, JSON.stringify(summaryOf(snapshot))],
+        [id, snapshot.seq, JSON.stringify(summaryOf({ snapshot, records: [] }))],
       );
       // Some records before the snapshot stay for readers a little behind; loads skip them.
       await client.query(

@@ -1,5 +1,10 @@
 import { addCost, addUsage } from '@claw/core';
-import type { LogRecord, SessionSnapshot, SessionSummary } from '@claw/session-store';
+import {
+  summaryOf,
+  type LogRecord,
+  type SessionSnapshot,
+  type SessionSummary,
+} from '@claw/session-store';
 
 /**
  * The summary `list` shows of a stored session: its snapshot with the records after it applied
@@ -9,21 +14,7 @@ export function summarize(
   snapshot: SessionSnapshot,
   records: readonly LogRecord[],
 ): SessionSummary {
-  return advanceSummary(summaryOf(snapshot), records);
-}
-
-/** The summary of a snapshot alone. */
-export function summaryOf(snapshot: SessionSnapshot): SessionSummary {
-  return {
-    id: snapshot.id,
-    workDir: snapshot.workDir,
-    createdAt: snapshot.createdAt,
-    updatedAt: snapshot.updatedAt,
-    messageCount: snapshot.history.length,
-    usage: { ...snapshot.usage },
-    cost: { ...snapshot.cost },
-    lastEventSeq: snapshot.eventSeq,
-  };
+  return advanceSummary(summaryOf({ snapshot, records: [] }), records);
 }
 
 /** `summary` with `records` applied (kept in the session's row, so that `list` reads no log). */

@@ -26,6 +26,7 @@ export type {
   SessionManager,
 } from './session-manager.js';
 export { SessionStore, type SessionStoreOptions } from './session-store.js';
+export { summaryOf } from './summary.js';
 export {
   SessionReplica,
   isSessionRelay,
