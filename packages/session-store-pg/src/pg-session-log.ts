@@ -5,6 +5,7 @@ import {
   SessionLockedError,
   SessionLogError,
   assertSessionId,
+  checkAppendSeqs,
   summaryOf,
   type AppendResult,
   type LogRecord,
@@ -456,19 +457,9 @@ export class PgSessionLog implements SessionRelay {
           location,
         });
       }
-      let expected = Number(row.last_seq) + 1;
-      for (const record of records) {
-        if (record.seq !== expected) {
-          throw new SessionLogError(
-            `Cannot append change ${record.seq} to ${location}: the next change there is ` +
-            `${expected}. Another writer changed it; reload the session.`,
-            { code: 'session_seq_conflict', location },
-          );
-        }
-        expected += 1;
-      }
-      if (records.length === 0) return { compactionDue: false };
-      const last = expected - 1;
+      checkAppendSeqs(records, Number(row.last_seq), location);
+      const last = records.at(-1)?.seq;
+      if (last === undefined) return { compactionDue: false };
       await client.query(
         `INSERT INTO claw_changes (session_id, seq, at, change)
          SELECT $1, seq, at, change FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r (seq, at, change)`,

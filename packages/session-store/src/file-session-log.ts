@@ -10,15 +10,16 @@ import {
 import { acquireLockFile } from './lock-file.js';
 import { readLog } from './log-reader.js';
 import { encodeChange, encodeSnapshot } from './records.js';
-import type {
-  AppendResult,
-  LogRecord,
-  SessionLog,
-  SessionLogLock,
-  SessionPage,
-  SessionSnapshot,
-  SessionSummary,
-  StoredLog,
+import {
+  checkAppendSeqs,
+  type AppendResult,
+  type LogRecord,
+  type SessionLog,
+  type SessionLogLock,
+  type SessionPage,
+  type SessionSnapshot,
+  type SessionSummary,
+  type StoredLog,
 } from './session-log.js';
 import { assertSessionId, isValidSessionId } from './session-id.js';
 import { summaryOf } from './summary.js';
@@ -129,17 +130,7 @@ export class FileSessionLog implements SessionLog {
   ): Promise<AppendResult> {
     const file = this.location(id);
     const state = this.files.get(id) ?? (await this.stateFromFile(id, file));
-    let expected = state.lastSeq + 1;
-    for (const record of records) {
-      if (record.seq !== expected) {
-        throw new SessionLogError(
-          `Cannot append change ${record.seq} to the session file ${file}: the next change there ` +
-          `is ${expected}. Another writer changed it; reload the session.`,
-          { code: 'session_seq_conflict', location: file },
-        );
-      }
-      expected += 1;
-    }
+    checkAppendSeqs(records, state.lastSeq, `the session file ${file}`);
     const last = records.at(-1);
     if (last === undefined) return { compactionDue: this.compactionDue(state) };
     const text = records

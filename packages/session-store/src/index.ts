@@ -7,6 +7,7 @@ export {
   type SessionLogErrorCode,
   type SessionStoreErrorCode,
 } from './errors.js';
+export { checkAppendSeqs } from './session-log.js';
 export type {
   AppendResult,
   LogRecord,

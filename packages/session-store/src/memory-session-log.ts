@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { SessionLockedError, SessionLogError, type SessionLockHolder } from './errors.js';
-import type {
-  AppendResult,
-  LogRecord,
-  SessionLog,
-  SessionLogLock,
-  SessionPage,
-  SessionSnapshot,
-  StoredLog,
+import {
+  checkAppendSeqs,
+  type AppendResult,
+  type LogRecord,
+  type SessionLog,
+  type SessionLogLock,
+  type SessionPage,
+  type SessionSnapshot,
+  type StoredLog,
 } from './session-log.js';
 import { assertSessionId } from './session-id.js';
 import { summaryOf } from './summary.js';
@@ -83,17 +84,7 @@ export class MemorySessionLog implements SessionLog {
         location,
       });
     }
-    let expected = (stored.records.at(-1)?.seq ?? stored.snapshot.seq) + 1;
-    for (const record of records) {
-      if (record.seq !== expected) {
-        throw new SessionLogError(
-          `Cannot append change ${record.seq} to ${location}: the next change there is ` +
-          `${expected}. Another writer changed it; reload the session.`,
-          { code: 'session_seq_conflict', location },
-        );
-      }
-      expected += 1;
-    }
+    checkAppendSeqs(records, stored.records.at(-1)?.seq ?? stored.snapshot.seq, location);
     stored.records.push(...structuredClone([...records]));
     return { compactionDue: stored.records.length >= this.compactAfterRecords };
   }

@@ -1,5 +1,5 @@
 import type { CostTotals, Message, Usage } from '@claw/core';
-import type { SessionLockHolder } from './errors.js';
+import { SessionLogError, type SessionLockHolder } from './errors.js';
 import type { OpenTask, SessionChange } from './session-state.js';
 
 /** Everything a session keeps, as one value (SES-1): what a snapshot stores. */
@@ -132,4 +132,29 @@ export interface SessionLog {
    * the id `after`. Sessions that cannot be read are left out.
    */
   list(options?: { limit?: number; after?: string }): Promise<SessionPage>;
+}
+
+/**
+ * What every `SessionLog.append` checks first: the records go on from `lastSeq`, each one more
+ * than the one before.
+ *
+ * @throws SessionLogError `session_seq_conflict` naming the first record that does not (nothing
+ *   may then be written).
+ */
+export function checkAppendSeqs(
+  records: readonly LogRecord[],
+  lastSeq: number,
+  location: string,
+): void {
+  let expected = lastSeq + 1;
+  for (const record of records) {
+    if (record.seq !== expected) {
+      throw new SessionLogError(
+        `Cannot append change ${record.seq} to ${location}: the next change there is ` +
+        `${expected}. Another writer changed it; reload the session.`,
+        { code: 'session_seq_conflict', location },
+      );
+    }
+    expected += 1;
+  }
 }
