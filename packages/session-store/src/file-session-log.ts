@@ -130,7 +130,7 @@ export class FileSessionLog implements SessionLog {
   ): Promise<AppendResult> {
     const file = this.location(id);
     const state = this.files.get(id) ?? (await this.stateFromFile(id, file));
-    checkAppendSeqs(records, state.lastSeq, `the session file ${file}`);
+    checkAppendSeqs(records, state.lastSeq, file);
     const last = records.at(-1);
     if (last === undefined) return { compactionDue: this.compactionDue(state) };
     const text = records
