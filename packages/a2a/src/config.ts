@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, errorMessage, expandEnvVariables, parseConfigJson, throwIfAborted } from '@claw/core';
+import { expandEnvVariables, parseConfigJson, readOptionalConfig } from '@claw/core';
 import { z } from 'zod';
 import { A2aConfigError } from './errors.js';
 
@@ -55,15 +55,12 @@ export interface LoadA2aConfigOptions {
  */
 export async function loadA2aConfig(options: LoadA2aConfigOptions): Promise<A2aConfig | undefined> {
   const file = path.join(options.workDir, a2aConfigFile);
-  let text: string;
-  try {
-    text = await readFile(file, { encoding: 'utf8', signal: options.signal });
-  } catch (error) {
-    throwIfAborted(options.signal);
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new A2aConfigError(`cannot read ${file}: ${errorMessage(error)}`, { file, cause: error });
-  }
-  return parseA2aConfig(text, { file, env: options.env });
+  const text = await readOptionalConfig(file, {
+    read: (name, signal) => readFile(name, { encoding: 'utf8', signal }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    fail: (message, cause) => new A2aConfigError(message, { file, cause }),
+  });
+  return text === undefined ? undefined : parseA2aConfig(text, { file, env: options.env });
 }
 
 /**

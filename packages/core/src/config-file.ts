@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { errorMessage } from './errors.js';
+import { errnoCode, errorMessage, throwIfAborted } from './errors.js';
 
 /** The error a workspace configuration file (`.claw/*.json`) fails with; each kind has its own. */
 export type ConfigError = (message: string, cause: unknown) => Error;
@@ -14,6 +14,29 @@ export interface ParseConfigOptions<Schema extends z.ZodType> {
   /** The keys an entry takes, shown when the JSON breaks the schema. */
   rules: string;
   fail: ConfigError;
+}
+
+/**
+ * The text of an optional configuration file, through `read` (core does no I/O itself):
+ * `undefined` when there is no such file.
+ *
+ * @throws the signal's reason when aborted; `fail`'s error when the file cannot be read.
+ */
+export async function readOptionalConfig(
+  file: string,
+  options: {
+    read: (file: string, signal: AbortSignal | undefined) => Promise<string>;
+    signal?: AbortSignal;
+    fail: ConfigError;
+  },
+): Promise<string | undefined> {
+  try {
+    return await options.read(file, options.signal);
+  } catch (error) {
+    throwIfAborted(options.signal);
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw options.fail(`cannot read ${file}: ${errorMessage(error)}`, error);
+  }
 }
 
 /**

@@ -41,7 +41,12 @@ export {
   type ToolResult,
 } from './tools.js';
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
-export { parseConfigJson, type ConfigError, type ParseConfigOptions } from './config-file.js';
+export {
+  parseConfigJson,
+  readOptionalConfig,
+  type ConfigError,
+  type ParseConfigOptions,
+} from './config-file.js';
 export { expandEnvVariables, type EnvVariableProblem } from './env-variables.js';
 export type {
   CallOptions,

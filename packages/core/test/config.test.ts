@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClawError, parseClawConfig } from '../src/index.js';
+import { ClawError, parseClawConfig, readOptionalConfig } from '../src/index.js';
 
 describe('parseClawConfig', () => {
   it('accepts a partial config', () => {
@@ -26,5 +26,24 @@ describe('parseClawConfig', () => {
     expect(error.message).toContain('"approval"');
     expect(error.message).toContain('unknown key "modle"');
     expect(error.message).toContain('"prices.m.inputPerMillion"');
+  });
+});
+
+describe('readOptionalConfig', () => {
+  const fail = (message: string, cause: unknown) => new ClawError(message, { code: 'bad_config', cause });
+  const failing = (code: string) => () => Promise.reject(Object.assign(new Error(`${code}: no`), { code }));
+
+  it('gives the text, or undefined when there is no such file', async () => {
+    expect(await readOptionalConfig('a.json', { read: () => Promise.resolve('{}'), fail })).toBe('{}');
+    expect(await readOptionalConfig('a.json', { read: failing('ENOENT'), fail })).toBeUndefined();
+  });
+
+  it('fails with the kind\'s error naming the file when it cannot be read, and with the reason when aborted', async () => {
+    await expect(readOptionalConfig('/w/.claw/a.json', { read: failing('EACCES'), fail }))
+      .rejects.toMatchObject({ code: 'bad_config', message: 'cannot read /w/.claw/a.json: EACCES: no' });
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(readOptionalConfig('a.json', { read: failing('ENOENT'), signal: controller.signal, fail }))
+      .rejects.toThrow('stop');
   });
 });

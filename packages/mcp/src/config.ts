@@ -1,12 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
-  errnoCode,
-  errorMessage,
   expandEnvVariables,
   parseConfigJson,
+  readOptionalConfig,
   riskLevels,
-  throwIfAborted,
   type RiskLevel,
 } from '@claw/core';
 import { z } from 'zod';
@@ -103,15 +101,12 @@ export interface LoadMcpConfigOptions {
  */
 export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<McpConfig | undefined> {
   const file = path.join(options.workDir, mcpConfigFile);
-  let text: string;
-  try {
-    text = await readFile(file, { encoding: 'utf8', signal: options.signal });
-  } catch (error) {
-    throwIfAborted(options.signal);
-    if (errnoCode(error) === 'ENOENT') return undefined;
-    throw new McpConfigError(`cannot read ${file}: ${errorMessage(error)}`, { file, cause: error });
-  }
-  return parseMcpConfig(text, { file, env: options.env });
+  const text = await readOptionalConfig(file, {
+    read: (name, signal) => readFile(name, { encoding: 'utf8', signal }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    fail: (message, cause) => new McpConfigError(message, { file, cause }),
+  });
+  return text === undefined ? undefined : parseMcpConfig(text, { file, env: options.env });
 }
 
 /**
