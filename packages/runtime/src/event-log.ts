@@ -188,15 +188,14 @@ export class SessionEventLog {
   }
 
   /**
-   * A write was refused because another process owns the session now (`lease_lost`, or
-   * `session_locked` for a write after this one let the lease go): the events
+   * A write was refused because another process owns the session now (`lease_lost`): the events
    * numbered here and not stored are never delivered (the new owner gives those seqs to its own
    * events), and subscribers end with the error once they read what was stored.
    */
   private lose(error: unknown): void {
     if (this.lost !== undefined) return;
     for (const cause of causeChain(error)) {
-      if (cause instanceof ClawError && (cause.code === leaseLostCode || cause.code === 'session_locked')) {
+      if (cause instanceof ClawError && cause.code === leaseLostCode) {
         this.lost = cause;
         return;
       }

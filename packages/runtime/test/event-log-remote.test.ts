@@ -1,0 +1,81 @@
+import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
+import { leaseLostCode } from '@claw/session-store';
+import { describe, expect, it } from 'vitest';
+import { SessionEventLog, SubscriberLaggedError, type EventSource } from '../src/index.js';
+
+/** An event source whose writes settle as the test says. */
+function source(): EventSource & { settle: (error?: Error) => void } {
+  let seq = 0;
+  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  return {
+    id: 's',
+    lastEventSeq: () => seq,
+    storedEvents: () => [],
+    appendEvent: (body: SessionEventBody) => {
+      seq += 1;
+      const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
+      const written = new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
+      return { event, written };
+    },
+    settle: (error) => {
+      for (const { resolve, reject } of pending.splice(0)) {
+        if (error === undefined) resolve();
+        else reject(error);
+      }
+    },
+  };
+}
+
+const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
+const event = (seq: number): SessionEvent => ({
+  type: 'text_delta', task_id: 't', content: `e${seq}`, session_id: 's', seq, at: new Date(0).toISOString(),
+});
+
+describe('SessionEventLog and a session this process may lose (SCALE-2)', () => {
+  it('never delivers what it numbered after the lease was lost; subscribers end with lease_lost', async () => {
+    const session = source();
+    const log = new SessionEventLog({ session });
+    const seen: number[] = [];
+    const reading = (async () => {
+      for await (const got of log.events({ after: 0 })) seen.push(got.seq);
+    })();
+    log.append(delta('stored'));
+    session.settle();
+    log.append(delta('lost'));
+    log.append(delta('lost too'));
+    const lost = new ClawError('taken over', { code: leaseLostCode });
+    session.settle(new ClawError('could not store', { code: 'session_write_failed', cause: lost }));
+    await expect(reading).rejects.toBe(lost);
+    expect(seen).toEqual([1]);
+  });
+
+  it('a write that fails for another reason still delivers the event (it keeps its number)', async () => {
+    const session = source();
+    const log = new SessionEventLog({ session });
+    const events = log.events({ after: 0 });
+    log.append(delta('one'));
+    session.settle(new ClawError('disk full', { code: 'session_write_failed' }));
+    expect((await events.next()).value).toMatchObject({ seq: 1 });
+  });
+});
+
+describe('SessionEventLog.ingest: events another process numbered (SCALE-4)', () => {
+  it('delivers them in order, ignores ones it has, and after a gap ends subscribers behind it with lagged', async () => {
+    const log = new SessionEventLog({
+      session: { id: 's', lastEventSeq: () => 0, storedEvents: () => [], appendEvent: () => { throw new Error('remote'); } },
+    });
+    const early = log.events({ after: 0 });
+    log.ingest(event(1));
+    log.ingest(event(2));
+    log.ingest(event(1));
+    expect((await early.next()).value).toMatchObject({ seq: 1 });
+    expect(log.lastSeq).toBe(2);
+    log.ingest(event(5));
+    // Event 2 is no longer kept: the subscriber at 1 cannot go on from where it was.
+    await expect(early.next()).rejects.toBeInstanceOf(SubscriberLaggedError);
+    expect(log.lastSeq).toBe(5);
+    expect(log.cursorError(1)).toMatchObject({ code: 'cursor_expired', oldestSeq: 5 });
+    const later = log.events({ after: 4 });
+    expect((await later.next()).value).toMatchObject({ seq: 5 });
+  });
+});
