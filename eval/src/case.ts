@@ -1,5 +1,5 @@
 import type { ApprovalDecision, Message, RiskLevel } from '@claw/core';
-import type { RunStatus } from '@claw/engine';
+import type { BudgetOptions, RunStatus } from '@claw/engine';
 import { z } from 'zod';
 import { EvalError } from './errors.js';
 import { roundSchema, type Round } from './script.js';
@@ -43,16 +43,8 @@ export interface ApprovalSpec {
   rules?: ApprovalRule[];
 }
 
-/** Run limits of the case, as the runtime's settings name them (BUD-*). */
-export interface CaseBudgets {
-  maxTurns?: number;
-  maxSessionTokens?: number;
-  maxRunTokens?: number;
-  maxSubagents?: number;
-  toolTimeBudgetMs?: number;
-  maxSessionCostUsd?: number;
-  maxRunCostUsd?: number;
-}
+/** Run limits of the case, as the engine's budgets name them (BUD-*), and its most turns. */
+export type CaseBudgets = BudgetOptions & { maxTurns?: number };
 
 /**
  * How the script reaches the engine. `in-process`: a scripted provider handed to the factory.

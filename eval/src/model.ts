@@ -1,6 +1,6 @@
 import {
   ClawError,
-  abortReason,
+  sleep,
   throwIfAborted,
   type CallOptions,
   type Message,
@@ -163,21 +163,7 @@ class InProcessScriptedModel implements ScriptedModel {
     const record = this.current;
     const started = this.options.now();
     try {
-      await new Promise<void>((resolve, reject) => {
-        if (signal?.aborted === true) {
-          reject(abortReason(signal));
-          return;
-        }
-        const onAbort = (): void => {
-          clearTimeout(timer);
-          reject(abortReason(signal as AbortSignal));
-        };
-        const timer = setTimeout(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, ms);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      await sleep(ms, signal);
     } finally {
       if (record !== undefined) record.scriptedMs += this.options.now() - started;
     }
