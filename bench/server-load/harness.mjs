@@ -120,11 +120,11 @@ export async function workspaceIn(folder, files) {
  * The built claw-server on 127.0.0.1 (ports chosen by the OS) in a fresh workspace, on the fake
  * model, with its defaults otherwise (file sessions, tool journal, audit log, traces; approval
  * `ask`: read_file is safe and never asks). Its token is the one it generates and writes to
- * `<workdir>/.claw/server.json`.
+ * `<workdir>/.claw/server.json`. `workDir`: a workspace to share with other servers instead.
  */
-export async function startServer({ baseURL, files, nodeArgs = [], args = [] }) {
+export async function startServer({ baseURL, files, nodeArgs = [], args = [], workDir: shared }) {
   const folder = await tempFolder('claw-bench-server-');
-  const workDir = await workspaceIn(folder, files);
+  const workDir = shared ?? (await workspaceIn(folder, files));
   const portFile = path.join(folder, 'ports.json');
   const child = track(
     spawn(
@@ -165,6 +165,8 @@ export async function startServer({ baseURL, files, nodeArgs = [], args = [] }) 
     token: record.token,
     workDir,
     output: () => output,
+    /** Ends it at once (a crash); resolves once it is gone. */
+    kill: () => stopChild(child, 'SIGKILL', 5000),
     /** SIGTERM (it stops in order: tasks canceled after 1 s, sessions stored), then SIGKILL. */
     stop: async () => {
       await stopChild(child, 'SIGTERM', 15_000);
