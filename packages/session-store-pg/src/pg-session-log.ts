@@ -410,9 +410,9 @@ export class PgSessionLog implements SessionRelay {
     const client = await this.connect(location, 'session_write_failed');
     let broken = false;
     try {
-      await client.query('BEGIN');
       // A write the caller does not wait to be durable skips the WAL flush; the order still holds.
-      if (!options.sync) await client.query('SET LOCAL synchronous_commit = off');
+      // (One round trip: a simple query may hold both statements.)
+      await client.query(options.sync ? 'BEGIN' : 'BEGIN; SET LOCAL synchronous_commit = off');
       const current = await client.query<SessionRow>(
         `SELECT ${holderColumns} FROM claw_sessions WHERE id = $1 FOR UPDATE`,
         [id],
@@ -460,28 +460,34 @@ export class PgSessionLog implements SessionRelay {
       checkAppendSeqs(records, Number(row.last_seq), location);
       const last = records.at(-1)?.seq;
       if (last === undefined) return { compactionDue: false };
-      await client.query(
-        `INSERT INTO claw_changes (session_id, seq, at, change)
-         SELECT $1, seq, at, change FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r (seq, at, change)`,
-        [
-          id,
-          records.map((record) => record.seq),
-          records.map((record) => record.at),
-          records.map((record) => record.encoded ?? JSON.stringify(record.change)),
-        ],
-      );
       // The summary `list` shows goes along (a row stored before summaries gets one at the
       // next compaction).
       const summary = row.summary === null
         ? null
         : JSON.stringify(advanceSummary(row.summary, records));
+      // The records, the session row and the wake-up of readers elsewhere: one statement.
       const updated = await client.query<{ records_since_snapshot: number }>(
-        `UPDATE claw_sessions SET last_seq = $2, records_since_snapshot = records_since_snapshot + $3,
-           updated_at = now(), summary = $4
-         WHERE id = $1 RETURNING records_since_snapshot`,
-        [id, last, records.length, summary],
+        `WITH added AS (
+           INSERT INTO claw_changes (session_id, seq, at, change)
+           SELECT $1, seq, at, change FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r (seq, at, change)
+         ), session AS (
+           UPDATE claw_sessions SET last_seq = $5, records_since_snapshot = records_since_snapshot + $6,
+             updated_at = now(), summary = $7
+           WHERE id = $1 RETURNING records_since_snapshot
+         )
+         SELECT records_since_snapshot, pg_notify($8, $9) FROM session`,
+        [
+          id,
+          records.map((record) => record.seq),
+          records.map((record) => record.at),
+          records.map((record) => record.encoded ?? JSON.stringify(record.change)),
+          last,
+          records.length,
+          summary,
+          changesChannel,
+          JSON.stringify([id, last]),
+        ],
       );
-      await client.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, last])]);
       const sinceSnapshot = updated.rows[0]?.records_since_snapshot ?? 0;
       return { compactionDue: sinceSnapshot >= this.compactAfterRecords };
     });
