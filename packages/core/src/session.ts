@@ -9,6 +9,13 @@ import type { Message, ToolCall, Usage } from './messages.js';
 export interface AgentSession {
   readonly id: string;
   readonly workDir: string;
+  /**
+   * True when `append`, `recordUsage` and `toolFinished` change the session in memory before
+   * they return, their promise saying only when the change is stored. The engine then goes on
+   * while they are stored and checks them before the next tool starts and before the run ends
+   * (PERF-1); otherwise it waits for each.
+   */
+  readonly changesApplyAtOnce?: boolean;
   /** The whole history, oldest first. Callers must not mutate it. */
   history(): readonly Message[];
   append(...messages: Message[]): Promise<void>;

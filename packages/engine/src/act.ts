@@ -7,6 +7,7 @@ import { ReporterError, type SafeReporter } from './safe-reporter.js';
 import { markSpanFailed, startActionSpan } from './spans.js';
 import { attributes } from './telemetry.js';
 import { runToolWave } from './tool-wave.js';
+import type { WriteBehindSession } from './write-behind.js';
 
 export interface ActOptions {
   calls: readonly ToolCall[];
@@ -20,6 +21,8 @@ export interface ActOptions {
   concurrency: number;
   tracer: Tracer;
   traceContext: Context;
+  /** The run's writes that go on behind it (a failed one stops the wave). */
+  writes?: Pick<WriteBehindSession, 'onFailure'>;
 }
 
 /**
@@ -45,6 +48,7 @@ export async function act(options: ActOptions): Promise<void> {
       stopSignal: budget.stopSignal,
       reporter,
       journal: session,
+      ...(options.writes === undefined ? {} : { writes: options.writes }),
       concurrency: options.concurrency,
       toolClock: budget.toolClock,
       tracer: options.tracer,

@@ -23,6 +23,7 @@ import { SafeReporter } from './safe-reporter.js';
 import { createSpawnTool, withTool } from './spawn-tool.js';
 import { endRunSpan, startRunSpan } from './spans.js';
 import { SubagentSession, spawnSubagentToolName, subagentMaxTurns } from './subagent.js';
+import { WriteBehindSession } from './write-behind.js';
 import { defaultTracer, spanNames } from './telemetry.js';
 import { think } from './think.js';
 import type { SetTimer } from './timers.js';
@@ -77,7 +78,7 @@ interface Execution {
 
 /** What every step of one loop works with. */
 interface LoopSetup {
-  session: AgentSession;
+  session: WriteBehindSession;
   signal: AbortSignal;
   reporter: SafeReporter;
   gate: ApprovalGate | undefined;
@@ -217,7 +218,8 @@ export class Engine {
   }
 
   private async execute(prompt: string, execution: Execution): Promise<RunResult> {
-    const { session, reporter, budget, spanName } = execution;
+    const { reporter, budget, spanName } = execution;
+    const session = new WriteBehindSession(execution.session);
     const signal = execution.signal ?? new AbortController().signal;
     const parent = execution.traceContext ?? otelContext.active();
     const span = startRunSpan(this.tracer, {
@@ -243,6 +245,8 @@ export class Engine {
         state,
         resumeCalls: execution.resumeCalls,
       });
+      // The run ends once everything it changed is stored (or the failure to store it is its end).
+      await session.settle();
       if (status === 'max_turns') error = maxTurnsReached(execution.maxTurns);
     } catch (caught) {
       if (signal.aborted) {
@@ -253,7 +257,10 @@ export class Engine {
       }
     }
     // A failed write here is the session's to report; memory is paired either way.
-    if (status !== 'completed') await pairDanglingCalls(session, reporter).catch(() => undefined);
+    if (status !== 'completed') {
+      await pairDanglingCalls(session, reporter).catch(() => undefined);
+      await session.settle().catch(() => undefined);
+    }
     const toolWallMs = state.toolWallMs();
     endRunSpan(span, { state, status, error, toolWallMs });
     return {
@@ -325,6 +332,7 @@ export class Engine {
       concurrency: this.concurrency,
       tracer: this.tracer,
       traceContext: setup.traceContext,
+      writes: setup.session,
     });
   }
 }

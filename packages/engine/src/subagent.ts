@@ -24,12 +24,15 @@ export const spawnSubagentDescription =
  * tokens and cost recorded into the parent session too (ENG-9).
  */
 export class SubagentSession extends MemorySession {
+  override readonly changesApplyAtOnce: boolean;
+
   constructor(private readonly parent: AgentSession) {
     super({ id: parent.id, workDir: parent.workDir });
+    this.changesApplyAtOnce = parent.changesApplyAtOnce === true;
   }
 
+  /** Both at once: each applies before it returns when the parent's changes do. */
   override async recordUsage(usage: Usage, costUsd?: number): Promise<void> {
-    await super.recordUsage(usage, costUsd);
-    await this.parent.recordUsage(usage, costUsd);
+    await Promise.all([super.recordUsage(usage, costUsd), this.parent.recordUsage(usage, costUsd)]);
   }
 }

@@ -16,6 +16,7 @@ import { canceledObservation, errorObservation, recoveryHints } from './observat
 import type { ToolSource } from './registry.js';
 import { ReporterError } from './safe-reporter.js';
 import { attributes, spanNames } from './telemetry.js';
+import { WriteBehindError, journalError } from './write-behind.js';
 
 /** What running one call needs from its wave. */
 export interface ToolCallOptions {
@@ -226,7 +227,7 @@ async function runJournaled(
         recoveryHints.journalFailed,
       ),
       outcome: 'error',
-      failure: journalError('start', call, error),
+      failure: asJournalError('start', call, error),
     };
     // Best effort: the session closes the intent it may hold in memory; the start error counts.
     await journal?.toolFinished?.(call.id).catch(() => undefined);
@@ -239,7 +240,7 @@ async function runJournaled(
   try {
     await journal?.toolFinished?.(call.id);
   } catch (error) {
-    return { ...result, failure: result.failure ?? journalError('end', call, error) };
+    return { ...result, failure: result.failure ?? asJournalError('end', call, error) };
   }
   return result;
 }
@@ -289,15 +290,6 @@ async function runTool(
   } finally {
     options.toolClock.end();
   }
-}
-
-function journalError(stage: 'start' | 'end', call: ToolCall, cause: unknown): ClawError {
-  return new ClawError(
-    `the session could not record the ${stage} of tool call ${call.id} (${call.name}): ` +
-    `${errorMessage(cause)}; the run was stopped. Check that the session's storage is ` +
-    'writable (disk space, permissions), then run again',
-    { code: 'tool_journal_failed', cause },
-  );
 }
 
 function withFailure(failure: ClawError | undefined): { failure?: ClawError } {
@@ -367,4 +359,11 @@ function parseArguments(call: ToolCall, tool: Tool): ParsedArguments {
 
 function normalizeResult(result: ToolResult | string): ToolResult {
   return typeof result === 'string' ? { content: result } : result;
+}
+
+/** The journal's error, or that of an earlier write that failed (see `WriteBehindSession`). */
+function asJournalError(stage: 'start' | 'end', call: ToolCall, error: unknown): ClawError {
+  if (error instanceof WriteBehindError) return error;
+  if (error instanceof ClawError && error.code === 'tool_journal_failed') return error;
+  return journalError(stage, call, error);
 }

@@ -4,6 +4,7 @@ import { ConcurrencyLimiter } from './limiter.js';
 import { canceledObservation } from './observations.js';
 import { ReporterError, type SafeReporter } from './safe-reporter.js';
 import { executeCall, type ToolCallOptions } from './tool-call.js';
+import type { WriteBehindSession } from './write-behind.js';
 
 export interface ToolWaveOptions extends ToolCallOptions {
   calls: readonly ToolCall[];
@@ -13,6 +14,8 @@ export interface ToolWaveOptions extends ToolCallOptions {
   stopSignal?: AbortSignal;
   reporter: SafeReporter;
   concurrency: number;
+  /** The run's writes that go on behind it: one that fails stops the wave. */
+  writes?: Pick<WriteBehindSession, 'onFailure'>;
 }
 
 export interface ToolWaveResult {
@@ -47,6 +50,9 @@ export async function runToolWave(options: ToolWaveOptions): Promise<ToolWaveRes
     failure = error;
     failed.abort(error);
   };
+  // A session write behind the run failed (the end of a call of this wave, say): stop as for a
+  // failed journal write.
+  const stopListening = options.writes?.onFailure(fail);
 
   // With a journal, the calls' intents are recorded together: one write, one fsync (PERF-1).
   const intents = options.journal === undefined ? undefined : new IntentBatch();
@@ -88,6 +94,7 @@ export async function runToolWave(options: ToolWaveOptions): Promise<ToolWaveRes
     }
     await Promise.all(running);
   } finally {
+    stopListening?.();
     wave.dispose();
   }
   return {

@@ -271,6 +271,8 @@ export class SessionEventLog {
           if (subscriber.cursor > subscriber.subscribedAt) {
             subscriber.bytesAtStart = next.bytesThrough;
           }
+          // What only this subscriber still held may go now.
+          this.trim();
           yield next.event;
           continue;
         }
@@ -351,13 +353,32 @@ export class SessionEventLog {
     this.committed = event.seq;
     this.kept.push({ event, size, bytesThrough: this.committedBytes });
     this.keptBytes += size;
-    // The newest event always stays, however large.
-    while (
-      this.kept.length - this.keptStart > 1 &&
-      (this.kept.length - this.keptStart > this.retention.maxEvents ||
-        this.keptBytes > this.retention.maxBytes)
-    ) {
-      this.keptBytes -= (this.kept[this.keptStart] as Kept).size;
+    this.trim();
+  }
+
+  private overRetention(): boolean {
+    return (
+      this.kept.length - this.keptStart > this.retention.maxEvents ||
+      this.keptBytes > this.retention.maxBytes
+    );
+  }
+
+  /**
+   * Drops the oldest kept events while more are kept than the retention allows, but never one
+   * that a subscriber still within its bound has not read: writes are stored in batches, and one
+   * batch larger than the retention must not cost a subscriber that keeps up its events (its own
+   * bound limits what it can hold back). The newest event always stays, however large.
+   */
+  private trim(): void {
+    if (!this.overRetention()) return;
+    let unreadFrom = Number.POSITIVE_INFINITY;
+    for (const subscriber of this.subscribers) {
+      if (!subscriber.lagged) unreadFrom = Math.min(unreadFrom, subscriber.cursor + 1);
+    }
+    while (this.kept.length - this.keptStart > 1 && this.overRetention()) {
+      const oldest = this.kept[this.keptStart] as Kept;
+      if (oldest.event.seq >= unreadFrom) break;
+      this.keptBytes -= oldest.size;
       this.keptStart += 1;
     }
     if (this.keptStart > 1024 && this.keptStart * 2 > this.kept.length) {

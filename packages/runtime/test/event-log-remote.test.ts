@@ -1,7 +1,12 @@
 import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
 import { leaseLostCode } from '@claw/session-store';
 import { describe, expect, it } from 'vitest';
-import { SessionEventLog, SubscriberLaggedError, type EventSource } from '../src/index.js';
+import {
+  CursorExpiredError,
+  SessionEventLog,
+  SubscriberLaggedError,
+  type EventSource,
+} from '../src/index.js';
 
 /** An event source whose writes settle as the test says. */
 function source(): EventSource & { settle: (error?: Error) => void } {
@@ -77,5 +82,39 @@ describe('SessionEventLog.ingest: events another process numbered (SCALE-4)', ()
     expect(log.cursorError(1)).toMatchObject({ code: 'cursor_expired', oldestSeq: 5 });
     const later = log.events({ after: 4 });
     expect((await later.next()).value).toMatchObject({ seq: 5 });
+  });
+});
+
+describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
+  it('a batch larger than the retention does not cost a subscriber that keeps up its events', async () => {
+    const session = source();
+    const log = new SessionEventLog({ session, retention: { maxEvents: 3 } });
+    const events = log.events({ after: 0 });
+    for (let index = 1; index <= 10; index += 1) log.append(delta(`d${index}`));
+    // The ten are stored at once (one write): the subscriber has read none of them yet.
+    session.settle();
+    const seen: number[] = [];
+    for (let index = 0; index < 10; index += 1) seen.push(((await events.next()).value as SessionEvent).seq);
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // Once read, only the retention is kept for replay.
+    expect(log.oldestSeq).toBe(8);
+    expect(() => log.events({ after: 6 })).toThrow(CursorExpiredError);
+  });
+
+  it('a subscriber past its own bound does not hold events beyond the retention', async () => {
+    const session = source();
+    const log = new SessionEventLog({
+      session,
+      retention: { maxEvents: 3 },
+      subscriberBound: { maxEvents: 5 },
+    });
+    const stuck = log.events({ after: 0 });
+    for (let index = 1; index <= 10; index += 1) log.append(delta(`d${index}`));
+    session.settle();
+    await expect(stuck.next()).rejects.toBeInstanceOf(SubscriberLaggedError);
+    log.append(delta('next'));
+    session.settle();
+    await Promise.resolve();
+    expect(log.oldestSeq).toBe(9);
   });
 });

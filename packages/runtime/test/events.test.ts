@@ -100,9 +100,12 @@ describe('sequenced run events (RT-3)', () => {
 
   it('continues seq after a restart, and replays what the session file still holds', async () => {
     const workDir = await tempWorkspace();
-    const before = scriptedFactory([{ text: 'one' }]).factory;
+    const before = scriptedFactory([{ text: 'one' }, { text: 'one more' }]).factory;
     const runtime = await before.createRuntime({ workDir, sessionId: 'kept' });
+    // The file holds the first writes as its snapshot, and what follows as records: the second
+    // task's events are records, which a restart reads back.
     await runtime.start('first').wait();
+    await runtime.start('again').wait();
     const last = runtime.snapshot().seq;
     const tail = await take(runtime.events({ after: last - 3 }), 3);
     await before.close();
@@ -120,7 +123,9 @@ describe('sequenced run events (RT-3)', () => {
 
   it('never waits for a subscriber that does not read: the run completes and the subscriber ends lagged', async () => {
     const workDir = await tempWorkspace();
-    const { factory } = scriptedFactory([{ textChunks: chunks(200) }], {
+    // The reply waits a little, so that the task's first events are stored and read before
+    // the 200 deltas come (the run does not wait for its writes: they come as one burst).
+    const { factory } = scriptedFactory([{ textChunks: chunks(200), delayMs: 50 }], {
       subscriberBound: { maxEvents: 20 },
     });
     const runtime = await factory.createRuntime({ workDir });

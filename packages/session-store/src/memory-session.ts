@@ -24,6 +24,7 @@ export interface MemorySessionOptions {
 export class MemorySession implements AgentSession {
   readonly id: string;
   readonly workDir: string;
+  readonly changesApplyAtOnce: boolean = true;
   private readonly messages: Message[];
   private totals: Usage;
   private spent: CostTotals;

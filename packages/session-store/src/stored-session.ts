@@ -40,6 +40,8 @@ function isCount(value: unknown): boolean {
  * nothing) in the order it was made. See {@link PersistentSession}.
  */
 export class StoredSession implements PersistentSession {
+  /** Every change is applied in memory before it is handed to the writer (see `change`). */
+  readonly changesApplyAtOnce = true;
   private readonly state: SessionState;
   private readonly writer: SessionWriter;
   private readonly now: () => Date;

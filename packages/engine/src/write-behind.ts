@@ -1,0 +1,147 @@
+import { ClawError, errorMessage, type AgentSession, type Message, type ToolCall, type Usage } from '@claw/core';
+
+const storageHint =
+  "the run was stopped. Check that the session's storage is writable (disk space, " +
+  'permissions), then run again';
+
+/** A journal write failed (SES-8): the run stops, since the session can no longer tell what ran. */
+export function journalError(
+  stage: 'start' | 'end',
+  call: Pick<ToolCall, 'id' | 'name'>,
+  cause: unknown,
+): ClawError {
+  return new ClawError(
+    `the session could not record the ${stage} of tool call ${call.id} (${call.name}): ` +
+    `${errorMessage(cause)}; ${storageHint}`,
+    { code: 'tool_journal_failed', cause },
+  );
+}
+
+/**
+ * A write that went on behind the run failed (see `WriteBehindSession`); it stops the run, with
+ * the code of what failed (`tool_journal_failed` for the end of a call, else the session's own
+ * code, `session_write_failed` when it gave none).
+ */
+export class WriteBehindError extends ClawError {
+  static of(cause: unknown, call?: Pick<ToolCall, 'id' | 'name'>): WriteBehindError {
+    if (call !== undefined) {
+      const journal = journalError('end', call, cause);
+      return new WriteBehindError(journal.message, { code: journal.code, cause });
+    }
+    if (cause instanceof ClawError) {
+      return new WriteBehindError(cause.message, { code: cause.code, cause });
+    }
+    return new WriteBehindError(
+      `the session could not store a change: ${errorMessage(cause)}; ${storageHint}`,
+      { code: 'session_write_failed', cause },
+    );
+  }
+}
+
+/**
+ * The session as one run uses it, letting its writes run behind the loop (PERF-1) when the
+ * session allows it (`AgentSession.changesApplyAtOnce`): appending a message, recording usage and
+ * the end of a tool call change the session in memory at once, so the run goes on (builds the
+ * next request, calls the model) while they are stored, instead of waiting for each write.
+ *
+ * Nothing is let through unstored where it matters. Before a tool starts, its intent is recorded
+ * as always and every write made before it must have succeeded (`toolStarted` waits for both:
+ * the session stores in order, so this costs no extra wait); a failed one stops the tool as a
+ * failed intent does. `settle` waits for the rest and throws the first failure; the engine calls
+ * it before a run ends, so a run that returns has everything stored, as before. A session without
+ * the flag is waited for at each write, as before. A tool wave listens (`onFailure`) so that a
+ * failed write stops it at once, as a failed journal write always did.
+ */
+export class WriteBehindSession implements AgentSession {
+  private readonly pending = new Set<Promise<void>>();
+  private failure: WriteBehindError | undefined;
+  private readonly listeners = new Set<(error: WriteBehindError) => void>();
+  /** Names of the calls whose start was recorded, for the message of a failed end. */
+  private readonly callNames = new Map<string, string>();
+
+  constructor(private readonly session: AgentSession) {}
+
+  get id(): string {
+    return this.session.id;
+  }
+
+  get workDir(): string {
+    return this.session.workDir;
+  }
+
+  history(): readonly Message[] {
+    return this.session.history();
+  }
+
+  usage(): Usage {
+    return this.session.usage();
+  }
+
+  cost(): ReturnType<AgentSession['cost']> {
+    return this.session.cost();
+  }
+
+  append(...messages: Message[]): Promise<void> {
+    return this.behind(() => this.session.append(...messages));
+  }
+
+  recordUsage(usage: Usage, costUsd?: number): Promise<void> {
+    return this.behind(() => this.session.recordUsage(usage, costUsd));
+  }
+
+  beforeRun(): Promise<void> {
+    return this.session.beforeRun?.() ?? Promise.resolve();
+  }
+
+  /** Rejects with a `WriteBehindError` when an earlier write failed, else as the session's does. */
+  async toolStarted(call: ToolCall): Promise<void> {
+    this.callNames.set(call.id, call.name);
+    const [started, earlier] = await Promise.allSettled([
+      this.session.toolStarted?.(call),
+      this.settle(),
+    ]);
+    if (earlier.status === 'rejected') throw earlier.reason;
+    if (started.status === 'rejected') throw started.reason;
+  }
+
+  toolFinished(toolCallId: string): Promise<void> {
+    const call = { id: toolCallId, name: this.callNames.get(toolCallId) ?? 'unknown tool' };
+    this.callNames.delete(toolCallId);
+    return this.behind(() => this.session.toolFinished?.(toolCallId) ?? Promise.resolve(), call);
+  }
+
+  /** Calls `listener` with the error of a write that fails from now on; returns the unsubscribe. */
+  onFailure(listener: (error: WriteBehindError) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Waits for every write so far; rejects with the first that failed (and again after). */
+  async settle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  /** `call`: the write is the end of that tool call. */
+  private behind(write: () => Promise<void>, call?: Pick<ToolCall, 'id' | 'name'>): Promise<void> {
+    if (this.session.changesApplyAtOnce !== true) {
+      return call === undefined ? write() : write().catch((error: unknown) => {
+        throw journalError('end', call, error);
+      });
+    }
+    const written = write().then(
+      () => {
+        this.pending.delete(written);
+      },
+      (cause: unknown) => {
+        this.pending.delete(written);
+        if (this.failure !== undefined) return;
+        const error = WriteBehindError.of(cause, call);
+        this.failure = error;
+        for (const listener of this.listeners) listener(error);
+      },
+    );
+    this.pending.add(written);
+    return Promise.resolve();
+  }
+}
