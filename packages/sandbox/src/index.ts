@@ -14,6 +14,14 @@ export {
   type WorkspaceLocation,
 } from './resolve.js';
 export { protectedPathReason, verifyOpenedFile } from './opened-file.js';
+export {
+  isLocalWorkspace,
+  localFileSystems,
+  parseMountInfo,
+  workspaceFiles,
+  type OpenFile,
+  type WorkspaceFiles,
+} from './workspace-files.js';
 export { resolveWritableFile, type WritableFile } from './writable.js';
 export { WorkspaceDirectory } from './directory.js';
 export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';

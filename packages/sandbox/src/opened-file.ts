@@ -1,8 +1,9 @@
 import type { Stats } from 'node:fs';
-import { readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { PathOutsideWorkspaceError, UnsafeFileError } from './errors.js';
 import { isInside } from './resolve.js';
+import { pooledFiles, type OpenFile, type WorkspaceFiles } from './workspace-files.js';
 
 /**
  * Checks what a file descriptor really is, after it was opened for a workspace path (the check
@@ -20,15 +21,23 @@ import { isInside } from './resolve.js';
  *   than one hard link.
  */
 export async function verifyOpenedFile(
-  handle: FileHandle,
-  options: { workDir: string; path: string; allowDirectory?: boolean; realRoot?: string },
+  handle: OpenFile,
+  options: {
+    workDir: string;
+    path: string;
+    allowDirectory?: boolean;
+    realRoot?: string;
+    /** The workspace's file calls (from `locateWithinWorkspace`); default: through the pool. */
+    files?: WorkspaceFiles;
+  },
 ): Promise<Stats> {
+  const files = options.files ?? pooledFiles;
   // The caller may already know the real root (from `locateWithinWorkspace`). The descriptor's
   // stat and its location are asked for at once (one wait, not two, on the hot path).
   const [info, realRoot, linuxLocation] = await Promise.all([
     handle.stat(),
     options.realRoot ?? realpath(options.workDir),
-    process.platform === 'linux' ? procLocation(handle) : Promise.resolve(undefined),
+    process.platform === 'linux' ? procLocation(handle, files) : Promise.resolve(undefined),
   ]);
   const location = linuxLocation ?? (await descriptorLocation(handle, options.path, info));
   if (location === undefined || location === deletedMarker || !isInside(realRoot, location)) {
@@ -60,8 +69,8 @@ export async function verifyOpenedFile(
  * (then `descriptorLocation` checks by device and inode). A file deleted after opening reads as
  * "… (deleted)": it can no longer be trusted, and counts as outside.
  */
-async function procLocation(handle: FileHandle): Promise<string | undefined> {
-  const location = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
+async function procLocation(handle: OpenFile, files: WorkspaceFiles): Promise<string | undefined> {
+  const location = await files.readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
   if (location === undefined) return undefined;
   return location.endsWith(' (deleted)') ? deletedMarker : location;
 }
@@ -70,7 +79,7 @@ async function procLocation(handle: FileHandle): Promise<string | undefined> {
 const deletedMarker = '\u0000deleted';
 
 async function descriptorLocation(
-  handle: FileHandle,
+  handle: OpenFile,
   path: string,
   info: Stats,
 ): Promise<string | undefined> {

@@ -5,6 +5,7 @@ import {
   PathOutsideWorkspaceError,
   SymlinkResolutionError,
 } from './errors.js';
+import { pooledFiles, workspaceFiles, type WorkspaceFiles } from './workspace-files.js';
 
 // More hops than this through dangling links is treated like a loop (Linux allows 40).
 const maxLinkHops = 40;
@@ -53,6 +54,8 @@ export interface WorkspaceLocation {
   realPath: string;
   /** The real location of the workspace root. */
   realRoot: string;
+  /** The file calls to use in this workspace (direct on a local file system). */
+  files: WorkspaceFiles;
 }
 
 /**
@@ -81,11 +84,12 @@ export async function locateWithinWorkspace(
     }
     target = nodePath.join(root, nodePath.relative(realRoot, target));
   }
-  const realTarget = await realLocation(target, path);
+  const files = await workspaceFiles(realRoot);
+  const realTarget = await realLocation(target, path, files);
   if (!isInside(realRoot, realTarget)) {
     throw outside(path, `leads through a symlink to ${realTarget}`);
   }
-  return { path: target, realPath: realTarget, realRoot };
+  return { path: target, realPath: realTarget, realRoot, files };
 }
 
 /** Real locations of workspace roots seen lately (most recent last), see `realRootOf`. */
@@ -175,13 +179,17 @@ function resolutionFailed(path: string, at: string, error: unknown): SymlinkReso
  * `realpath`, the missing tail is appended again. A dangling symlink is followed to its target,
  * which is then resolved the same way.
  */
-export async function realLocation(start: string, askedFor: string): Promise<string> {
+export async function realLocation(
+  start: string,
+  askedFor: string,
+  files: WorkspaceFiles = pooledFiles,
+): Promise<string> {
   let current = start;
   let tail: string[] = [];
   let hops = 0;
   for (;;) {
     try {
-      return nodePath.join(await realpath(current), ...tail);
+      return nodePath.join(await files.realpath(current), ...tail);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw resolutionFailed(askedFor, current, error);
     }
@@ -196,7 +204,7 @@ export async function realLocation(start: string, askedFor: string): Promise<str
       const folder = nodePath.dirname(current);
       let realFolder: string;
       try {
-        realFolder = await realpath(folder);
+        realFolder = await files.realpath(folder);
       } catch (error) {
         throw resolutionFailed(askedFor, folder, error);
       }

@@ -10,6 +10,7 @@ import {
   SymlinkResolutionError,
   locateWithinWorkspace,
   resolveWithinWorkspace,
+  workspaceFiles,
 } from '../src/index.js';
 
 let base: string;
@@ -109,6 +110,7 @@ describe('resolveWithinWorkspace: absolute paths (SBX-1)', () => {
       path: path.join(workspace, 'a.txt'),
       realPath: path.join(real, 'a.txt'),
       realRoot: real,
+      files: await workspaceFiles(real),
     });
   });
 
@@ -178,6 +180,7 @@ describe('resolveWithinWorkspace: absolute paths (SBX-1)', () => {
         path: path.join(linkedRoot, 'b.txt'),
         realPath: path.join(realRoot, 'b.txt'),
         realRoot,
+        files: await workspaceFiles(realRoot),
       });
     });
 

@@ -1,7 +1,5 @@
-import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
-import { locateWithinWorkspace, verifyOpenedFile } from '@claw/sandbox';
+import { locateWithinWorkspace, verifyOpenedFile, type OpenFile } from '@claw/sandbox';
 import { z } from 'zod';
 import { displayPath, fileSystemError } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
@@ -66,12 +64,14 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const { path: absolutePath, realRoot } = await locateWithinWorkspace(workDir, args.path);
+      const location = await locateWithinWorkspace(workDir, args.path);
+      const { path: absolutePath, realRoot, files } = location;
       const shown = displayPath(workDir, absolutePath);
-      let handle: FileHandle;
+      let handle: OpenFile;
       try {
-        // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below anyway.
-        handle = await open(absolutePath, constants.O_RDONLY | constants.O_NONBLOCK);
+        // With O_NONBLOCK: opening a FIFO does not wait for a writer; it is refused below anyway.
+        // Direct (synchronous) calls on a local file system, see `WorkspaceFiles`.
+        handle = await files.openForReading(absolutePath);
       } catch (error) {
         return openFailure(error, shown);
       }
@@ -82,6 +82,7 @@ export function createReadFileTool(
           path: args.path,
           allowDirectory: true,
           realRoot,
+          files,
         });
         if (info.isDirectory()) return directoryResult(shown);
         if (!info.isFile()) {
@@ -147,7 +148,7 @@ interface ReadRequest {
  * show, each capped at `maxLineChars + 1` characters while it is read, so a huge single line or a
  * huge file never sits in memory.
  */
-async function readLines(handle: FileHandle, request: ReadRequest): Promise<ToolResult> {
+async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolResult> {
   const { offset, limit, maxChars, maxLineChars, signal } = request;
   const lastWanted = offset + limit - 1;
   const decoder = new TextDecoder('utf-8');

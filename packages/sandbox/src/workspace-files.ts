@@ -1,0 +1,178 @@
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
+import { open, readFile, readlink, realpath } from 'node:fs/promises';
+import nodePath from 'node:path';
+import { isInside } from './resolve.js';
+
+/** A file opened for reading: a `FileHandle` of `fs/promises`, or one opened directly. */
+export interface OpenFile {
+  readonly fd: number;
+  stat(): Promise<Stats>;
+  read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file calls the file tools and the policy make in one workspace. `direct` ones are
+ * synchronous: on a local file system a `realpath` or a small read answers in microseconds,
+ * where a round trip through libuv's thread pool costs tens (PERF-1: several per tool call).
+ * They are used only where they cannot stall the process: on Linux, when the workspace and every
+ * file system mounted inside it is of a local kind (`localFileSystems`). On a network or FUSE
+ * file system a call can hang, and there it must block a pool thread, never the event loop (a
+ * hung call then still lets timers, cancellation and output go on).
+ */
+export interface WorkspaceFiles {
+  readonly direct: boolean;
+  realpath(path: string): Promise<string>;
+  readlink(path: string): Promise<string>;
+  /** Opens with `O_NONBLOCK` added: opening a FIFO must not wait for a writer. */
+  openForReading(path: string): Promise<OpenFile>;
+}
+
+const readFlags = constants.O_RDONLY | constants.O_NONBLOCK;
+
+const pooled: WorkspaceFiles = {
+  direct: false,
+  realpath: (path) => realpath(path),
+  readlink: (path) => readlink(path),
+  openForReading: (path) => open(path, readFlags),
+};
+
+/** Runs a synchronous call; its result or error comes as a promise, like the pooled call's. */
+async function now<T>(call: () => T): Promise<T> {
+  return call();
+}
+
+class DirectFile implements OpenFile {
+  constructor(readonly fd: number) {}
+
+  stat(): Promise<Stats> {
+    return now(() => fstatSync(this.fd));
+  }
+
+  read(
+    buffer: Buffer,
+    offset: number,
+    length: number,
+    position: number,
+  ): Promise<{ bytesRead: number }> {
+    return now(() => ({ bytesRead: readSync(this.fd, buffer, offset, length, position) }));
+  }
+
+  close(): Promise<void> {
+    return now(() => closeSync(this.fd));
+  }
+}
+
+const direct: WorkspaceFiles = {
+  direct: true,
+  realpath: (path) => now(() => realpathSync.native(path)),
+  readlink: (path) => now(() => readlinkSync(path)),
+  openForReading: (path) => now(() => new DirectFile(openSync(path, readFlags))),
+};
+
+/**
+ * Kinds of file system on local storage (or memory), whose calls do not wait on a network or a
+ * user-space server (`/proc/self/mountinfo` names them).
+ */
+export const localFileSystems: ReadonlySet<string> = new Set([
+  'bcachefs',
+  'btrfs',
+  'exfat',
+  'ext2',
+  'ext3',
+  'ext4',
+  'f2fs',
+  'jfs',
+  'nilfs2',
+  'ntfs3',
+  'overlay',
+  'ramfs',
+  'reiserfs',
+  'tmpfs',
+  'vfat',
+  'xfs',
+  'zfs',
+]);
+
+/** Mount points and kinds, from the text of `/proc/self/mountinfo`. */
+export function parseMountInfo(text: string): Array<{ mountPoint: string; type: string }> {
+  const mounts: Array<{ mountPoint: string; type: string }> = [];
+  for (const line of text.split('\n')) {
+    const fields = line.split(' ');
+    const separator = fields.indexOf('-');
+    const mountPoint = fields[4];
+    const type = fields[separator + 1];
+    if (separator < 6 || mountPoint === undefined || type === undefined) continue;
+    // Spaces, tabs, newlines and backslashes in a path are written as octal escapes.
+    const unescaped = mountPoint.replace(/\\([0-7]{3})/g, (_, code: string) =>
+      String.fromCharCode(Number.parseInt(code, 8)),
+    );
+    mounts.push({ mountPoint: unescaped, type });
+  }
+  return mounts;
+}
+
+/**
+ * True when the file system that holds `realRoot`, and every one mounted inside it, is a local
+ * kind. The deepest mount point at or above the root holds it.
+ */
+export function isLocalWorkspace(
+  mounts: ReadonlyArray<{ mountPoint: string; type: string }>,
+  realRoot: string,
+): boolean {
+  let holder: { mountPoint: string; type: string } | undefined;
+  for (const mount of mounts) {
+    if (isInside(mount.mountPoint, realRoot)) {
+      const deeper = holder === undefined || mount.mountPoint.length >= holder.mountPoint.length;
+      if (deeper) holder = mount;
+    } else if (isInside(realRoot, mount.mountPoint) && !localFileSystems.has(mount.type)) {
+      return false;
+    }
+  }
+  return holder !== undefined && localFileSystems.has(holder.type);
+}
+
+/** How long an answer about a workspace's mounts is used before the mount table is read again. */
+const recheckMs = 5_000;
+const known = new Map<string, { files: WorkspaceFiles; checkedAt: number }>();
+const maxKnown = 64;
+
+/**
+ * The file calls for the workspace whose real root is `realRoot`: direct on a local file system
+ * (Linux), else through the thread pool. The mount table is read again every few seconds, so a
+ * network file system mounted inside the workspace later is seen.
+ */
+export async function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
+  if (process.platform !== 'linux') return pooled;
+  const entry = known.get(realRoot);
+  const at = Date.now();
+  if (entry !== undefined && at - entry.checkedAt < recheckMs) return entry.files;
+  let files = pooled;
+  try {
+    const mounts = parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8'));
+    if (isLocalWorkspace(mounts, nodePath.resolve(realRoot))) files = direct;
+  } catch {
+    // No mount table: every call goes through the pool.
+  }
+  known.delete(realRoot);
+  known.set(realRoot, { files, checkedAt: at });
+  if (known.size > maxKnown) known.delete(known.keys().next().value as string);
+  return files;
+}
+
+/** The pooled calls, for callers that have no workspace root yet. */
+export const pooledFiles: WorkspaceFiles = pooled;
