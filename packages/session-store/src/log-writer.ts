@@ -16,6 +16,9 @@ export interface SessionWriter {
   remove(): Promise<void>;
 }
 
+/** Flushed writes in a row that may append although a compaction is due. */
+const maxCompactionsPostponed = 8;
+
 interface Pending {
   record: LogRecord;
   sync: boolean;
@@ -43,11 +46,12 @@ export interface LogWriterOptions {
 /**
  * Writes one session's changes to its `SessionLog`, in order (one queue per session): the
  * changes made while a write is under way go out together as the next append (one write, one
- * fsync when any of them asks for it). The next write is a whole snapshot (`compact`) when the
- * log says the records outweigh their snapshot, after a clear, and after a failed write (an
- * append may have been half stored; only a new snapshot puts it right). A `session_seq_conflict`
- * means another writer: this writer then stops writing (every later write rejects with it) so
- * that it never overwrites the other's changes.
+ * fsync when any of them asks for it). The next write is a whole snapshot (`compact`) after a
+ * clear and after a failed write (an append may have been half stored; only a new snapshot puts
+ * it right); when the log says the records outweigh their snapshot, the next write not asked to
+ * be flushed is (a flushed one, which a tool waits on, appends: up to 8 in a row). A
+ * `session_seq_conflict` means another writer: this writer then stops writing (every later write
+ * rejects with it) so that it never overwrites the other's changes.
  */
 export class LogWriter implements SessionWriter {
   private readonly log: SessionLog;
@@ -58,6 +62,13 @@ export class LogWriter implements SessionWriter {
   private pending: Pending[] = [];
   private persistedSeq: number;
   private needsSnapshot: boolean;
+  /**
+   * The log says its records outweigh their snapshot: the next write that nobody waits on to be
+   * flushed compacts (see `persistThrough`).
+   */
+  private compactionDue = false;
+  /** Writes that skipped a due compaction because they were to be flushed. */
+  private compactionsPostponed = 0;
   private startEmpty: SessionSnapshot | undefined;
   private conflict: SessionLogError | undefined;
   /** The write of this tick's changes, once one was asked for. */
@@ -109,6 +120,14 @@ export class LogWriter implements SessionWriter {
       this.persistedSeq = empty.seq;
     }
     this.startEmpty = undefined;
+    const sync = this.syncEveryWrite || this.pending.some((pending) => pending.sync);
+    if (this.compactionDue && !this.needsSnapshot) {
+      // A compaction rewrites the whole history and flushes it twice (file and folder). A write
+      // that a tool waits on (an intent) appends instead, and a later one compacts (PERF-1);
+      // after a few postponed in a row (every write flushed), one compacts anyway.
+      if (!sync || this.compactionsPostponed >= maxCompactionsPostponed) this.needsSnapshot = true;
+      else this.compactionsPostponed += 1;
+    }
     if (this.needsSnapshot) {
       await this.writeSnapshot();
       return;
@@ -122,7 +141,7 @@ export class LogWriter implements SessionWriter {
       ({ compactionDue } = await this.log.append(
         this.id,
         batch.map((pending) => pending.record),
-        { sync: this.syncEveryWrite || batch.some((pending) => pending.sync) },
+        { sync },
       ));
     } catch (error) {
       if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {
@@ -143,7 +162,7 @@ export class LogWriter implements SessionWriter {
           });
     }
     this.persistedSeq = last.record.seq;
-    if (compactionDue) this.needsSnapshot = true;
+    this.compactionDue = compactionDue;
   }
 
   private async writeSnapshot(): Promise<void> {
@@ -158,6 +177,8 @@ export class LogWriter implements SessionWriter {
     this.persistedSeq = seq;
     this.pending = this.pending.filter((pending) => pending.record.seq > seq);
     this.needsSnapshot = false;
+    this.compactionDue = false;
+    this.compactionsPostponed = 0;
   }
 }
 

@@ -278,6 +278,38 @@ describe('crash safety: compaction', () => {
     expect(reloaded.usage()).toEqual({ promptTokens: 60, completionTokens: 60, totalTokens: 120 });
   });
 
+  it('a due compaction waits for a write that is not flushed: an intent, which a tool waits on, appends', async () => {
+    const workDir = await tempDir();
+    const session = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
+    await session.append(user('first'));
+    // Records now outweigh the snapshot: a compaction is due.
+    await session.append(user('x'.repeat(2000)));
+    const snapshotSeq = async (): Promise<number> =>
+      (JSON.parse((await fileLines(sessionFile(workDir, 's1')))[0] ?? '{}') as { seq: number }).seq;
+    expect(await snapshotSeq()).toBe(1);
+    await session.toolStarted(call('c1'));
+    const lines = await fileLines(sessionFile(workDir, 's1'));
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[2] ?? '{}')).toMatchObject({ type: 'tool_started', seq: 3 });
+    // The next write nobody waits on to be flushed compacts.
+    await session.toolFinished('c1');
+    expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(1);
+    expect(await snapshotSeq()).toBe(4);
+    expect((await load(workDir)).history()).toEqual([user('first'), user('x'.repeat(2000))]);
+  });
+
+  it('flushed writes put off a due compaction at most eight times in a row', async () => {
+    const workDir = await tempDir();
+    const session = await (await newProcess({ workDir, compactMinBytes: 0, syncEveryWrite: true })).getOrCreate('s1', { workDir });
+    await session.append(user('first'));
+    await session.append(user('x'.repeat(2000)));
+    for (let index = 0; index < 8; index += 1) await session.append(user(`more ${index}`));
+    expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(10);
+    await session.append(user('ninth'));
+    expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(1);
+    expect((await load(workDir)).history()).toHaveLength(11);
+  });
+
   it('rewrites the file as a small snapshot on clear', async () => {
     const workDir = await tempDir();
     const session = await (await newProcess({ workDir, compactMinBytes: 2000 })).getOrCreate('s1', { workDir });
