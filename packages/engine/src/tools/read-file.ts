@@ -152,8 +152,10 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
   const { offset, limit, maxChars, maxLineChars, signal } = request;
   const lastWanted = offset + limit - 1;
   const decoder = new TextDecoder('utf-8');
-  // Only the bytes each read returns are looked at: no need to zero the buffer first.
-  const buffer = Buffer.allocUnsafe(chunkBytes);
+  // Only the bytes each read returns are looked at: no need to zero the buffer first. A small
+  // file gets a small buffer (most files read are small; 64 KB each is garbage for the GC). If
+  // the file grew since `fstat`, the reads simply go on.
+  const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(1024, request.size + 1)));
   const shownLines: string[] = [];
   let shownChars = 0;
   // Set when the character cap stops collecting before `lastWanted`.
@@ -207,7 +209,7 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
   let position = 0;
   for (;;) {
     throwIfAborted(signal);
-    const { bytesRead } = await handle.read(buffer, 0, chunkBytes, position);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
     if (bytesRead === 0) break;
     if (position < binaryProbeBytes) {
       const probe = buffer.subarray(0, Math.min(bytesRead, binaryProbeBytes - position));
@@ -221,7 +223,7 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
     position += bytesRead;
     feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
     // A read that stopped short at the size fstat gave is the end: no extra read to learn it.
-    if (bytesRead < chunkBytes && position >= request.size) break;
+    if (bytesRead < buffer.length && position >= request.size) break;
   }
   feed(decoder.decode());
   if (lineLength > 0) finishLine();
