@@ -8,6 +8,7 @@ export type { RunOptions, RunResult, RunStatus } from './run-types.js';
 export type { SetTimer } from './timers.js';
 export { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
 export { ReporterError } from './safe-reporter.js';
+export { WriteBehindError } from './write-behind.js';
 export { canceledObservationText } from './observations.js';
 export { attributes as spanAttributes, spanNames } from './telemetry.js';
 export {
