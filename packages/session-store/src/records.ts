@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import {
   messageSchema,
   sessionRunStates,
@@ -24,8 +24,15 @@ const readableVersions: ReadonlySet<unknown> = new Set([1, 2]);
 const sumSuffixLength = 18;
 const sumSuffix = /^,"sum":"([0-9a-f]{8})"\}$/;
 
+// One-shot `crypto.hash` (Node 20.12 and later) is a few times cheaper than a Hash object, and
+// every record is summed (PERF-1); the same digest either way.
+const sha256Hex: (text: string) => string =
+  typeof hash === 'function'
+    ? (text) => hash('sha256', text, 'hex')
+    : (text) => createHash('sha256').update(text, 'utf8').digest('hex');
+
 function checksum(body: string): string {
-  return createHash('sha256').update(body, 'utf8').digest('hex').slice(0, 8);
+  return sha256Hex(body).slice(0, 8);
 }
 
 /**
