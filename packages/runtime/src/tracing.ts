@@ -13,15 +13,23 @@ import {
 
 type ExportResult = Parameters<Parameters<SpanExporter['export']>[1]>[0];
 
+/** Spans serialised per slice: a bounded pause of the event loop per step of a large export. */
+const sliceSpans = 64;
+
 /**
  * Writes spans to a file as OTLP JSON (OBS-3): one `ExportTraceServiceRequest` per line, in the
  * encoding of the official OTLP/HTTP JSON exporter, so any OTLP tooling can read it. Used behind a
- * `BatchSpanProcessor`, so writing happens in batches, off the run's hot path.
+ * `BatchSpanProcessor`, which calls `export` from inside `span.end()` once its buffer holds a full
+ * batch (512 spans): so `export` only takes the spans and returns, and they are serialised and
+ * written later, 64 to a line, one slice per turn of the event loop. The run's hot path never
+ * waits for a whole batch to be encoded.
  */
 export class OtlpJsonFileExporter implements SpanExporter {
   readonly file: string;
   private stream: WriteStream | undefined;
   private opening: Promise<WriteStream> | undefined;
+  /** The exports under way, in order. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(options: { directory: string; fileName?: string }) {
     const stamp = new Date().toISOString().replaceAll(':', '-');
@@ -29,24 +37,20 @@ export class OtlpJsonFileExporter implements SpanExporter {
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    const bytes = JsonTraceSerializer.serializeRequest(spans);
-    if (bytes === undefined) {
-      resultCallback({ code: 1, error: new Error('spans could not be serialised') });
-      return;
-    }
-    this.open()
-      .then((stream) => {
-        stream.write(Buffer.concat([Buffer.from(bytes), Buffer.from('\n')]), (error) => {
-          resultCallback(error === null || error === undefined ? { code: 0 } : { code: 1, error });
-        });
-      })
-      .catch((error: unknown) => {
-        const failure = error instanceof Error ? error : new Error(String(error));
-        resultCallback({ code: 1, error: failure });
-      });
+    const batch = spans.slice();
+    this.writing = this.writing.then(() =>
+      this.writeSlices(batch).then(
+        () => resultCallback({ code: 0 }),
+        (error: unknown) => {
+          const failure = error instanceof Error ? error : new Error(String(error));
+          resultCallback({ code: 1, error: failure });
+        },
+      ),
+    );
   }
 
   async forceFlush(): Promise<void> {
+    await this.writing;
     const stream = this.stream;
     if (stream === undefined) return;
     await new Promise<void>((resolve) => {
@@ -56,6 +60,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
   }
 
   async shutdown(): Promise<void> {
+    await this.writing;
     const stream = this.stream ?? (this.opening === undefined ? undefined : await this.opening);
     this.stream = undefined;
     this.opening = undefined;
@@ -63,11 +68,30 @@ export class OtlpJsonFileExporter implements SpanExporter {
     await new Promise<void>((resolve) => stream.end(() => resolve()));
   }
 
+  private async writeSlices(spans: ReadableSpan[]): Promise<void> {
+    const stream = await this.open();
+    for (let start = 0; start < spans.length; start += sliceSpans) {
+      // Out of the caller's tick (a span's end), and the loop turns between slices.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const bytes = JsonTraceSerializer.serializeRequest(spans.slice(start, start + sliceSpans));
+      if (bytes === undefined) throw new Error('spans could not be serialised');
+      await new Promise<void>((resolve, reject) => {
+        stream.write(Buffer.concat([Buffer.from(bytes), Buffer.from('\n')]), (error) => {
+          if (error === null || error === undefined) resolve();
+          else reject(error);
+        });
+      });
+    }
+  }
+
   private open(): Promise<WriteStream> {
     if (this.stream !== undefined) return Promise.resolve(this.stream);
     this.opening ??= mkdir(path.dirname(this.file), { recursive: true }).then(() => {
-      this.stream = createWriteStream(this.file, { flags: 'a' });
-      return this.stream;
+      const stream = createWriteStream(this.file, { flags: 'a' });
+      // A write's error reaches its callback (and so the export's result); not a crash.
+      stream.on('error', () => undefined);
+      this.stream = stream;
+      return stream;
     });
     return this.opening;
   }
