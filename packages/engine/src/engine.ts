@@ -293,6 +293,7 @@ export class Engine {
     }
     for (let turn = 1; turn <= setup.maxTurns; turn += 1) {
       throwIfAborted(signal);
+      session.throwIfFailed();
       state.budget.checkBeforeModelCall();
       state.turns = turn;
       await reporter.thinking(turn);

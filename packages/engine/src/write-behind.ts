@@ -116,6 +116,15 @@ export class WriteBehindSession implements AgentSession {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Throws the first write that failed so far, without waiting for those under way. The engine
+   * calls it before each model call: a change the session refused at once (a deleted session,
+   * say) never leaves a request built from a history that lacks it.
+   */
+  throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
   /** Waits for every write so far; rejects with the first that failed (and again after). */
   async settle(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);

@@ -180,6 +180,21 @@ describe('session writes behind the run (PERF-1)', () => {
     expectPaired(session.history());
   });
 
+  it('a change the session refuses at once stops the run before the next model call', async () => {
+    const session = new HeldSession(true);
+    const refused = new ClawError('the session was deleted', { code: 'session_deleted' });
+    // Observations are refused (nothing changes in memory): the next request would lack them.
+    session.append = (...messages: Message[]) =>
+      messages[0]?.role === 'tool' ? Promise.reject(refused) : MemorySession.prototype.append.apply(session, messages);
+    const provider = twoTurns();
+    const engine = new Engine({ provider, gate: new AllowAllGate(), tools: [recordTool([])] });
+    const release = setInterval(() => session.release(), 1);
+    const result = await engine.run('go', { session }).finally(() => clearInterval(release));
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('session_deleted');
+    expect(provider.calls).toHaveLength(1);
+  });
+
   it('a write that fails after the last reply fails the run', async () => {
     const session = new HeldSession(true);
     const provider = new ScriptedProvider([{ text: 'hello' }]);
