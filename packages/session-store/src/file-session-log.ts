@@ -126,7 +126,7 @@ export class FileSessionLog implements SessionLog {
   async append(
     id: string,
     records: readonly LogRecord[],
-    options: { sync: boolean },
+    options: { sync: boolean; onWritten?: () => void },
   ): Promise<AppendResult> {
     const file = this.location(id);
     const state = this.files.get(id) ?? (await this.stateFromFile(id, file));
@@ -140,6 +140,7 @@ export class FileSessionLog implements SessionLog {
       state.handle ??= await this.fileSystem.open(file, appendFlags);
       if (state.handle.appendSync !== undefined) state.handle.appendSync(text);
       else await state.handle.writeFile(text, 'utf8');
+      options.onWritten?.();
       if (options.sync) await state.handle.sync();
     } catch (error) {
       await this.closeHandle(id);

@@ -6,8 +6,9 @@ import { snapshotOf, type SessionState } from './session-state.js';
 /** Where a session's changes go (`StoredSession` hands every change to one). */
 export interface SessionWriter {
   /**
-   * Takes the record of a change already applied in memory. Resolves once it is stored (for `sync`,
-   * flushed to the disk hardware); rejects with a `SessionLogError` when the write failed.
+   * Takes the record of a change already applied in memory. Resolves once it is stored: for
+   * `sync`, flushed to the disk hardware; otherwise once written (which can be before the rest of
+   * its batch is flushed). Rejects with a `SessionLogError` when the write failed.
    */
   write(record: LogRecord, options: { sync: boolean }): Promise<void>;
   /** Resolves once everything in memory is stored, writing it again after a failed write. */
@@ -71,8 +72,11 @@ export class LogWriter implements SessionWriter {
   private compactionsPostponed = 0;
   private startEmpty: SessionSnapshot | undefined;
   private conflict: SessionLogError | undefined;
-  /** The write of this tick's changes, once one was asked for. */
-  private scheduled: Promise<void> | undefined;
+  /**
+   * The write of this tick's changes, once one was asked for: `stored` when it is done (flushed
+   * if any asked for it), `written` as soon as the records are written, for those that did not.
+   */
+  private scheduled: { stored: Promise<void>; written: Promise<void> } | undefined;
 
   constructor(options: LogWriterOptions) {
     this.log = options.log;
@@ -90,23 +94,38 @@ export class LogWriter implements SessionWriter {
     if (record.change.type === 'clear') this.needsSnapshot = true;
     // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
     // events) are stored together: one write, and one fsync when any of them needs it.
-    this.scheduled ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    this.scheduled ??= this.schedule();
+    return options.sync ? this.scheduled.stored : this.scheduled.written;
+  }
+
+  private schedule(): { stored: Promise<void>; written: Promise<void> } {
+    let markWritten: () => void = () => undefined;
+    const writtenEarly = new Promise<void>((resolve) => {
+      markWritten = resolve;
+    });
+    const stored = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.scheduled = undefined;
       const through = this.state().seq;
-      return this.queue.run(() => this.persistThrough(through));
+      return this.queue.run(() => this.persistThrough(through, markWritten));
     });
-    return this.scheduled;
+    // Changes that need no flush are stored once written: their callers (the events that clients
+    // are sent) need not wait for the fsync of an intent in the same batch.
+    const written = Promise.race([writtenEarly, stored]);
+    // Whoever takes them handles their failure; one nobody took must not count as unhandled.
+    written.catch(() => undefined);
+    stored.catch(() => undefined);
+    return { stored, written };
   }
 
   flush(): Promise<void> {
-    return this.queue.run(() => this.persistThrough(this.state().seq));
+    return this.queue.run(() => this.persistThrough(this.state().seq, () => undefined));
   }
 
   remove(): Promise<void> {
     return this.queue.run(() => this.log.remove(this.id));
   }
 
-  private async persistThrough(seq: number): Promise<void> {
+  private async persistThrough(seq: number, onWritten: () => void): Promise<void> {
     if (this.conflict !== undefined) throw this.conflict;
     // A batch or a snapshot written by an earlier task may already hold this change.
     if (this.persistedSeq >= seq) return;
@@ -141,7 +160,7 @@ export class LogWriter implements SessionWriter {
       ({ compactionDue } = await this.log.append(
         this.id,
         batch.map((pending) => pending.record),
-        { sync },
+        { sync, onWritten },
       ));
     } catch (error) {
       if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {

@@ -114,11 +114,15 @@ export interface SessionLog {
    * resolves). The first record's `seq` must be one more than the last one stored, and each
    * next one more again: otherwise rejects with `session_seq_conflict` and writes nothing. A
    * session with no snapshot yet cannot be appended to (`session_missing`).
+   *
+   * `onWritten`, when given, is called once the records are written (a crash of this process can
+   * no longer take them back) and before they are flushed; a log that cannot tell the two apart
+   * need not call it.
    */
   append(
     id: string,
     records: readonly LogRecord[],
-    options: { sync: boolean },
+    options: { sync: boolean; onWritten?: () => void },
   ): Promise<AppendResult>;
   /**
    * Replaces the session's stored log with one snapshot, atomically (a crash leaves the old log
