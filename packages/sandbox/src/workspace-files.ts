@@ -148,26 +148,26 @@ export function isLocalWorkspace(
 
 /** How long an answer about a workspace's mounts is used before the mount table is read again. */
 const recheckMs = 5_000;
-const known = new Map<string, { files: WorkspaceFiles; checkedAt: number }>();
+const known = new Map<string, { files: Promise<WorkspaceFiles>; checkedAt: number }>();
 const maxKnown = 64;
 
 /**
  * The file calls for the workspace whose real root is `realRoot`: direct on a local file system
  * (Linux), else through the thread pool. The mount table is read again every few seconds, so a
- * network file system mounted inside the workspace later is seen.
+ * network file system mounted inside the workspace later is seen; the calls that ask meanwhile
+ * share that one read.
  */
-export async function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
-  if (process.platform !== 'linux') return pooled;
+export function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
+  if (process.platform !== 'linux') return Promise.resolve(pooled);
   const entry = known.get(realRoot);
   const at = Date.now();
   if (entry !== undefined && at - entry.checkedAt < recheckMs) return entry.files;
-  let files = pooled;
-  try {
-    const mounts = parseMountInfo(await readFile('/proc/self/mountinfo', 'utf8'));
-    if (isLocalWorkspace(mounts, nodePath.resolve(realRoot))) files = direct;
-  } catch {
+  const root = nodePath.resolve(realRoot);
+  const files = readFile('/proc/self/mountinfo', 'utf8').then(
+    (text) => (isLocalWorkspace(parseMountInfo(text), root) ? direct : pooled),
     // No mount table: every call goes through the pool.
-  }
+    () => pooled,
+  );
   known.delete(realRoot);
   known.set(realRoot, { files, checkedAt: at });
   if (known.size > maxKnown) known.delete(known.keys().next().value as string);

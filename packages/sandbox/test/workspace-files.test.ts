@@ -71,6 +71,18 @@ describe('direct and pooled file calls give the same answers', () => {
     expect(files.direct).toBe(process.platform === 'linux' && isLocalWorkspace(mounts, base));
   });
 
+  it('reads the mount table once for the calls that ask at the same time', async () => {
+    const other = await realpath(await mkdtemp(path.join(os.tmpdir(), 'claw-files-')));
+    try {
+      const asked = [workspaceFiles(other), workspaceFiles(other), workspaceFiles(other)];
+      expect(asked[1]).toBe(asked[0]);
+      expect(asked[2]).toBe(asked[0]);
+      expect((await asked[0]).direct).toBe(files.direct);
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
   it('resolves links, reads files and fails with the same error codes', async () => {
     await mkdir(path.join(base, 'dir'));
     await writeFile(path.join(base, 'dir', 'a.txt'), 'hello');
