@@ -74,10 +74,10 @@ describe('direct and pooled file calls give the same answers', () => {
   it('reads the mount table once for the calls that ask at the same time', async () => {
     const other = await realpath(await mkdtemp(path.join(os.tmpdir(), 'claw-files-')));
     try {
-      const asked = [workspaceFiles(other), workspaceFiles(other), workspaceFiles(other)];
-      expect(asked[1]).toBe(asked[0]);
-      expect(asked[2]).toBe(asked[0]);
-      expect((await asked[0]).direct).toBe(files.direct);
+      const first = workspaceFiles(other);
+      expect(workspaceFiles(other)).toBe(first);
+      expect(workspaceFiles(other)).toBe(first);
+      expect((await first).direct).toBe(files.direct);
     } finally {
       await rm(other, { recursive: true, force: true });
     }
