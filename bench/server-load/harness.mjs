@@ -122,6 +122,11 @@ export async function workspaceIn(folder, files) {
  * `ask`: read_file is safe and never asks). Its token is the one it generates and writes to
  * `<workdir>/.claw/server.json`. `workDir`: a workspace to share with other servers instead.
  */
+/** Node options for every claw-server started (`BENCH_SERVER_NODE_ARGS`, space-separated). */
+const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
+  .split(' ')
+  .filter((arg) => arg !== '');
+
 export async function startServer({ baseURL, files, nodeArgs = [], args = [], workDir: shared }) {
   const folder = await tempFolder('claw-bench-server-');
   const workDir = shared ?? (await workspaceIn(folder, files));
@@ -130,7 +135,7 @@ export async function startServer({ baseURL, files, nodeArgs = [], args = [], wo
     spawn(
       process.execPath,
       [
-        ...nodeArgs, serverMain, '--workdir', workDir, '--tcp-port', '0', '--http-port', '0',
+        ...nodeArgs, ...serverNodeArgs, serverMain, '--workdir', workDir, '--tcp-port', '0', '--http-port', '0',
         '--port-file', portFile, '--shutdown-grace-ms', '1000', ...args,
       ],
       {
