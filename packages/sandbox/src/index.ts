@@ -16,6 +16,7 @@ export {
 export { protectedPathReason, verifyOpenedFile } from './opened-file.js';
 export {
   isLocalWorkspace,
+  kernelFileSystems,
   localFileSystems,
   parseMountInfo,
   workspaceFiles,

@@ -29,10 +29,10 @@ export interface OpenFile {
  * The file calls the file tools and the policy make in one workspace. `direct` ones are
  * synchronous: on a local file system a `realpath` or a small read answers in microseconds,
  * where a round trip through libuv's thread pool costs tens (PERF-1: several per tool call).
- * They are used only where they cannot stall the process: on Linux, when the workspace and every
- * file system mounted inside it is of a local kind (`localFileSystems`). On a network or FUSE
- * file system a call can hang, and there it must block a pool thread, never the event loop (a
- * hung call then still lets timers, cancellation and output go on).
+ * They are used only where they cannot stall the process: on Linux, when the workspace is on a
+ * local kind of file system and the machine mounts nothing that can stall (`isLocalWorkspace`).
+ * On a network or FUSE file system a call can hang, and there it must block a pool thread, never
+ * the event loop (a hung call then still lets timers, cancellation and output go on).
  */
 export interface WorkspaceFiles {
   readonly direct: boolean;
@@ -127,8 +127,38 @@ export function parseMountInfo(text: string): Array<{ mountPoint: string; type: 
 }
 
 /**
- * True when the file system that holds `realRoot`, and every one mounted inside it, is a local
- * kind. The deepest mount point at or above the root holds it.
+ * The kernel's own file systems: their calls answer from memory and never wait on a network or
+ * a user-space server either. (`autofs` is not one: a lookup can mount a network share.)
+ */
+export const kernelFileSystems: ReadonlySet<string> = new Set([
+  'binfmt_misc',
+  'bpf',
+  'cgroup',
+  'cgroup2',
+  'configfs',
+  'debugfs',
+  'devpts',
+  'devtmpfs',
+  'efivarfs',
+  'fusectl',
+  'hugetlbfs',
+  'mqueue',
+  'nsfs',
+  'proc',
+  'pstore',
+  'securityfs',
+  'selinuxfs',
+  'squashfs',
+  'sysfs',
+  'tracefs',
+]);
+
+/**
+ * True when direct calls in the workspace at `realRoot` cannot stall: the file system that holds
+ * it is a local kind (the deepest mount point at or above the root holds it), and no mount of
+ * the whole table is of a kind that can (a network file system, FUSE, autofs, anything not
+ * known). The whole table counts, not only the workspace: a symlink in the workspace may lead
+ * anywhere, and resolving it walks there (the path is refused afterwards, but the walk happens).
  */
 export function isLocalWorkspace(
   mounts: ReadonlyArray<{ mountPoint: string; type: string }>,
@@ -136,12 +166,10 @@ export function isLocalWorkspace(
 ): boolean {
   let holder: { mountPoint: string; type: string } | undefined;
   for (const mount of mounts) {
-    if (isInside(mount.mountPoint, realRoot)) {
-      const deeper = holder === undefined || mount.mountPoint.length >= holder.mountPoint.length;
-      if (deeper) holder = mount;
-    } else if (isInside(realRoot, mount.mountPoint) && !localFileSystems.has(mount.type)) {
-      return false;
-    }
+    if (!localFileSystems.has(mount.type) && !kernelFileSystems.has(mount.type)) return false;
+    if (!isInside(mount.mountPoint, realRoot)) continue;
+    const deeper = holder === undefined || mount.mountPoint.length >= holder.mountPoint.length;
+    if (deeper) holder = mount;
   }
   return holder !== undefined && localFileSystems.has(holder.type);
 }
@@ -152,10 +180,10 @@ const known = new Map<string, { files: Promise<WorkspaceFiles>; checkedAt: numbe
 const maxKnown = 64;
 
 /**
- * The file calls for the workspace whose real root is `realRoot`: direct on a local file system
- * (Linux), else through the thread pool. The mount table is read again every few seconds, so a
- * network file system mounted inside the workspace later is seen; the calls that ask meanwhile
- * share that one read.
+ * The file calls for the workspace whose real root is `realRoot`: direct where they cannot stall
+ * (Linux, see `isLocalWorkspace`), else through the thread pool. The mount table is read again
+ * every few seconds, so a network file system mounted later is seen; the calls that ask
+ * meanwhile share that one read.
  */
 export function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
   if (process.platform !== 'linux') return Promise.resolve(pooled);

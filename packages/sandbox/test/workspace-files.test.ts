@@ -11,42 +11,48 @@ import {
   type WorkspaceFiles,
 } from '../src/index.js';
 
-const mountInfo = [
+const localTable = [
   '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
   '22 27 0:21 / /proc rw,relatime - proc proc rw',
+  '23 27 0:22 / /sys rw,relatime - sysfs sysfs rw',
+  '24 27 0:6 / /dev rw,relatime - devtmpfs devtmpfs rw',
+  '31 23 0:28 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw',
   '40 27 0:30 / /home/ann/work rw - xfs /dev/vdb rw',
-  '41 40 0:31 / /home/ann/work/shared rw shared:5 - nfs4 server:/export rw',
-  '42 27 0:32 / /srv/remote rw - fuse.sshfs ann@host:/ rw',
   '43 27 0:33 / /srv/with\\040space rw - tmpfs tmpfs rw',
-].join('\n');
+  '44 27 7:0 / /snap/core/1 ro - squashfs /dev/loop0 ro',
+];
+const withMount = (line: string) => parseMountInfo([...localTable, line].join('\n'));
 
 describe('which workspaces get direct file calls (PERF-1)', () => {
-  const mounts = parseMountInfo(mountInfo);
+  const mounts = parseMountInfo(localTable.join('\n'));
 
   it('reads mount points and kinds from the mount table, escapes undone', () => {
     expect(mounts).toContainEqual({ mountPoint: '/', type: 'ext4' });
-    expect(mounts).toContainEqual({ mountPoint: '/home/ann/work/shared', type: 'nfs4' });
+    expect(mounts).toContainEqual({ mountPoint: '/home/ann/work', type: 'xfs' });
     expect(mounts).toContainEqual({ mountPoint: '/srv/with space', type: 'tmpfs' });
     expect(parseMountInfo('garbage\n\n1 2 3')).toEqual([]);
   });
 
-  it('a workspace on a local file system, with nothing else mounted inside, is local', () => {
+  it('a workspace on local storage, on a machine that mounts only local and kernel file systems, is local', () => {
     expect(isLocalWorkspace(mounts, '/home/bob/project')).toBe(true);
+    expect(isLocalWorkspace(mounts, '/home/ann/work/app')).toBe(true);
     expect(isLocalWorkspace(mounts, '/srv/with space/app')).toBe(true);
+    expect(isLocalWorkspace(mounts, '/')).toBe(true);
   });
 
-  it('the deepest mount at or above the root decides its kind', () => {
-    expect(isLocalWorkspace(mounts, '/home/ann/work/shared/app')).toBe(false);
-    expect(isLocalWorkspace(mounts, '/srv/remote/app')).toBe(false);
-    // /srv/remote-other is not inside /srv/remote.
-    expect(isLocalWorkspace(mounts, '/srv/remote-other')).toBe(true);
+  it('the deepest mount at or above the root must be local storage', () => {
+    // squashfs and proc cannot stall, but they are no place for a workspace.
+    expect(isLocalWorkspace(mounts, '/snap/core/1/app')).toBe(false);
+    expect(isLocalWorkspace(mounts, '/proc/1')).toBe(false);
   });
 
-  it('a network or FUSE file system mounted anywhere inside the workspace makes it not local', () => {
-    expect(isLocalWorkspace(mounts, '/home/ann/work')).toBe(false);
-    expect(isLocalWorkspace(mounts, '/home/ann')).toBe(false);
-    // "/" holds /proc and the others.
-    expect(isLocalWorkspace(mounts, '/')).toBe(false);
+  it('a network, FUSE, autofs or unknown file system mounted anywhere rules direct calls out: a link may lead there', () => {
+    expect(isLocalWorkspace(withMount('41 27 0:31 / /mnt/share rw - nfs4 server:/export rw'), '/home/bob/project')).toBe(false);
+    expect(isLocalWorkspace(withMount('42 27 0:32 / /srv/remote rw - fuse.sshfs ann@host:/ rw'), '/home/bob/project')).toBe(false);
+    expect(isLocalWorkspace(withMount('45 27 0:34 / /net rw - autofs systemd-1 rw'), '/home/bob/project')).toBe(false);
+    expect(isLocalWorkspace(withMount('46 27 0:35 / /x rw - somethingnew none rw'), '/home/bob/project')).toBe(false);
+    // Inside the workspace too, of course.
+    expect(isLocalWorkspace(withMount('47 40 0:36 / /home/ann/work/shared rw - cifs //host/share rw'), '/home/ann/work')).toBe(false);
   });
 
   it('nothing known about the root: not local', () => {
