@@ -284,6 +284,8 @@ export class Engine {
     const resumed = setup.resumeCalls ?? [];
     if (resumed.length === 0) {
       await appendAndReport(session, reporter, [{ role: 'user', content: prompt }]);
+      // The task's prompt is stored before the model is asked (once a run, not once a turn).
+      await session.settle();
     } else {
       // The interrupted turn's calls, made again: asked at the gate and run like any wave.
       const calls = [...resumed];

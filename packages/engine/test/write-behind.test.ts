@@ -58,6 +58,14 @@ class HeldSession extends MemorySession {
   }
 }
 
+/** Lets the prompt and then the first reply be stored (a run waits for its prompt once). */
+async function storeFirstTurn(session: HeldSession): Promise<void> {
+  await until(() => session.whats().includes('append user'));
+  session.settle('append user');
+  await until(() => session.whats().includes('append assistant'));
+  session.settle('append assistant');
+}
+
 function twoTurns(): ScriptedProvider {
   return new ScriptedProvider([
     { toolCalls: [{ id: 'one', name: 'record', arguments: { text: 'one' } }] },
@@ -86,11 +94,17 @@ describe('session writes behind the run (PERF-1)', () => {
       return result;
     });
 
+    // The prompt is stored before the model is asked.
+    await until(() => session.held.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(session.whats()).toEqual(['append user']);
+    expect(provider.calls).toHaveLength(0);
+    session.release();
     // A tool starts only once every earlier write is stored.
-    await until(() => session.held.length === 2);
+    await until(() => session.held.length === 1);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(effects).toEqual([]);
-    expect(session.whats()).toEqual(['append user', 'append assistant']);
+    expect(session.whats()).toEqual(['append assistant']);
     session.release();
     // The second model call went out with the first wave's results, none of them stored yet.
     await until(() => provider.calls.length >= 2);
@@ -136,8 +150,7 @@ describe('session writes behind the run (PERF-1)', () => {
     const effects: string[] = [];
     const engine = new Engine({ provider, gate: new AllowAllGate(), tools: [recordTool(effects)] });
     const run = engine.run('go', { session });
-    await until(() => session.held.length === 2);
-    session.release();
+    await storeFirstTurn(session);
     await until(() => provider.calls.length >= 2);
     // The first wave's Observations fail to be stored, after the run went on.
     session.settle('append tool', new Error('disk full'));
@@ -166,8 +179,7 @@ describe('session writes behind the run (PERF-1)', () => {
     const log: string[] = [];
     const engine = new Engine({ provider, gate: new AllowAllGate(), tools: [recordTool([]), blockingTool(log)] });
     const run = engine.run('go', { session });
-    await until(() => session.held.length === 2);
-    session.release();
+    await storeFirstTurn(session);
     await until(() => session.whats().includes('finished fast'));
     session.settle('finished fast', new Error('disk full'));
     await until(() => log.includes('aborted slow'));
@@ -200,8 +212,9 @@ describe('session writes behind the run (PERF-1)', () => {
     const provider = new ScriptedProvider([{ text: 'hello' }]);
     const engine = new Engine({ provider, gate: new AllowAllGate() });
     const run = engine.run('go', { session });
-    await until(() => provider.calls.length === 1 && session.held.length === 2);
+    await until(() => session.whats().includes('append user'));
     session.settle('append user');
+    await until(() => session.whats().includes('append assistant'));
     session.settle('append assistant', new Error('disk full'));
     const result = await run;
     expect(result.status).toBe('failed');
