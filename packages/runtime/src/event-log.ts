@@ -2,6 +2,7 @@ import {
   ClawError,
   abortReason,
   causeChain,
+  eventJson,
   type SessionEvent,
   type SessionEventBody,
 } from '@claw/core';
@@ -97,13 +98,12 @@ interface Subscriber {
   wake: (() => void) | undefined;
 }
 
-/** A rough size of an event as JSON, without encoding it: its strings plus a fixed overhead. */
+/**
+ * The size of an event as JSON (in UTF-16 units). Its JSON is made once per event and kept
+ * (`eventJson`): the session stored it already, and every client is sent the same text.
+ */
 function sizeOf(event: SessionEvent): number {
-  let size = 96;
-  for (const value of Object.values(event)) {
-    size += typeof value === 'string' ? value.length : typeof value === 'object' ? 256 : 8;
-  }
-  return size;
+  return eventJson(event).length;
 }
 
 /**
