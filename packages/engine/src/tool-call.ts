@@ -363,7 +363,5 @@ function normalizeResult(result: ToolResult | string): ToolResult {
 
 /** The journal's error, or that of an earlier write that failed (see `WriteBehindSession`). */
 function asJournalError(stage: 'start' | 'end', call: ToolCall, error: unknown): ClawError {
-  if (error instanceof WriteBehindError) return error;
-  if (error instanceof ClawError && error.code === 'tool_journal_failed') return error;
-  return journalError(stage, call, error);
+  return error instanceof WriteBehindError ? error : journalError(stage, call, error);
 }

@@ -133,11 +133,8 @@ export class WriteBehindSession implements AgentSession {
 
   /** `call`: the write is the end of that tool call. */
   private behind(write: () => Promise<void>, call?: Pick<ToolCall, 'id' | 'name'>): Promise<void> {
-    if (this.session.changesApplyAtOnce !== true) {
-      return call === undefined ? write() : write().catch((error: unknown) => {
-        throw journalError('end', call, error);
-      });
-    }
+    // Waited for at each write: its failure is the caller's, as it always was.
+    if (this.session.changesApplyAtOnce !== true) return write();
     const written = write().then(
       () => {
         this.pending.delete(written);

@@ -25,7 +25,7 @@ describe('OTLP JSON file exporter (OBS-3)', () => {
     });
     const tracer = provider.getTracer('test');
     for (let index = 0; index < 200; index += 1) tracer.startSpan(`span ${index}`).end();
-    // The 200th end() handed the batch over: nothing is encoded or written yet.
+    // The 200th end() handed the batch over; the exporter encodes it later (see the next test).
     expect(await readdir(directory)).toEqual([]);
     // The processor's flush does not wait for an export under way; the exporter's does.
     await provider.forceFlush();
@@ -39,6 +39,31 @@ describe('OTLP JSON file exporter (OBS-3)', () => {
     );
     expect(names).toEqual(Array.from({ length: 200 }, (_, index) => `span ${index}`));
     await provider.shutdown();
+  });
+
+  it('export only takes the spans: it reads none of them before it returns', async () => {
+    const exporter = new OtlpJsonFileExporter({ directory, fileName: 'one.jsonl' });
+    const provider = new BasicTracerProvider();
+    const span = provider.getTracer('test').startSpan('watched', { attributes: { a: 1 } });
+    span.end();
+    const reads: string[] = [];
+    // The serialiser reads the span's fields; a proxy tells when that happens.
+    const watched = new Proxy(span, {
+      get: (target, key) => {
+        if (typeof key === 'string') reads.push(key);
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const results: number[] = [];
+    exporter.export([watched as never], (result) => results.push(result.code));
+    expect(reads).toEqual([]);
+    await exporter.forceFlush();
+    expect(reads).toContain('attributes');
+    expect(results).toEqual([0]);
+    const line = (await readFile(join(directory, 'one.jsonl'), 'utf8')).trim();
+    expect(line).toContain('watched');
+    await exporter.shutdown();
   });
 
   it('reports a failed write as a failed export, and shutdown still ends', async () => {

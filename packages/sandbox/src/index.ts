@@ -19,6 +19,7 @@ export {
   kernelFileSystems,
   localFileSystems,
   parseMountInfo,
+  pooledFiles,
   workspaceFiles,
   type OpenFile,
   type WorkspaceFiles,

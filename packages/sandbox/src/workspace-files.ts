@@ -44,14 +44,15 @@ export interface WorkspaceFiles {
 
 const readFlags = constants.O_RDONLY | constants.O_NONBLOCK;
 
-const pooled: WorkspaceFiles = {
+/** The calls through libuv's thread pool (`fs/promises`). */
+export const pooledFiles: WorkspaceFiles = {
   direct: false,
   realpath: (path) => realpath(path),
   readlink: (path) => readlink(path),
   openForReading: (path) => open(path, readFlags),
 };
 
-/** Runs a synchronous call; its result or error comes as a promise, like the pooled call's. */
+/** Runs a synchronous call; its result or error comes as a promise, like a pooled call's. */
 async function now<T>(call: () => T): Promise<T> {
   return call();
 }
@@ -186,21 +187,18 @@ const maxKnown = 64;
  * meanwhile share that one read.
  */
 export function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
-  if (process.platform !== 'linux') return Promise.resolve(pooled);
+  if (process.platform !== 'linux') return Promise.resolve(pooledFiles);
   const entry = known.get(realRoot);
   const at = Date.now();
   if (entry !== undefined && at - entry.checkedAt < recheckMs) return entry.files;
   const root = nodePath.resolve(realRoot);
   const files = readFile('/proc/self/mountinfo', 'utf8').then(
-    (text) => (isLocalWorkspace(parseMountInfo(text), root) ? direct : pooled),
+    (text) => (isLocalWorkspace(parseMountInfo(text), root) ? direct : pooledFiles),
     // No mount table: every call goes through the pool.
-    () => pooled,
+    () => pooledFiles,
   );
   known.delete(realRoot);
   known.set(realRoot, { files, checkedAt: at });
   if (known.size > maxKnown) known.delete(known.keys().next().value as string);
   return files;
 }
-
-/** The pooled calls, for callers that have no workspace root yet. */
-export const pooledFiles: WorkspaceFiles = pooled;

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   isLocalWorkspace,
   parseMountInfo,
+  pooledFiles,
   verifyOpenedFile,
   workspaceFiles,
   type WorkspaceFiles,
@@ -89,38 +90,48 @@ describe('direct and pooled file calls give the same answers', () => {
     }
   });
 
-  it('resolves links, reads files and fails with the same error codes', async () => {
-    await mkdir(path.join(base, 'dir'));
-    await writeFile(path.join(base, 'dir', 'a.txt'), 'hello');
-    await symlink(path.join(base, 'dir'), path.join(base, 'link'));
-    expect(await files.realpath(path.join(base, 'link', 'a.txt'))).toBe(path.join(base, 'dir', 'a.txt'));
-    await expect(files.realpath(path.join(base, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
-    expect(await files.readlink(path.join(base, 'link'))).toBe(path.join(base, 'dir'));
-    await expect(files.openForReading(path.join(base, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  // This machine's workspace calls are direct on a local disk (checked above); the pooled ones
+  // must answer the same.
+  const kinds: Array<[string, () => WorkspaceFiles]> = [
+    ['the workspace\'s calls', () => files],
+    ['pooled calls', () => pooledFiles],
+  ];
+  for (const [kind, pick] of kinds) {
+    it(`${kind}: resolves links, reads files and fails with the same error codes`, async () => {
+      const calls = pick();
+      await mkdir(path.join(base, 'dir'));
+      await writeFile(path.join(base, 'dir', 'a.txt'), 'hello');
+      await symlink(path.join(base, 'dir'), path.join(base, 'link'));
+      expect(await calls.realpath(path.join(base, 'link', 'a.txt'))).toBe(path.join(base, 'dir', 'a.txt'));
+      await expect(calls.realpath(path.join(base, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+      expect(await calls.readlink(path.join(base, 'link'))).toBe(path.join(base, 'dir'));
+      await expect(calls.openForReading(path.join(base, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
 
-    const handle = await files.openForReading(path.join(base, 'link', 'a.txt'));
-    try {
-      const info = await verifyOpenedFile(handle, { workDir: base, path: 'link/a.txt', realRoot: base, files });
-      expect(info.size).toBe(5);
-      const buffer = Buffer.alloc(16);
-      const { bytesRead } = await handle.read(buffer, 0, 16, 0);
-      expect(buffer.subarray(0, bytesRead).toString()).toBe('hello');
-    } finally {
-      await handle.close();
-    }
-  });
+      const handle = await calls.openForReading(path.join(base, 'link', 'a.txt'));
+      try {
+        const info = await verifyOpenedFile(handle, { workDir: base, path: 'link/a.txt', realRoot: base, files: calls });
+        expect(info.size).toBe(5);
+        const buffer = Buffer.alloc(16);
+        const { bytesRead } = await handle.read(buffer, 0, 16, 0);
+        expect(buffer.subarray(0, bytesRead).toString()).toBe('hello');
+      } finally {
+        await handle.close();
+      }
+    });
 
-  it('opening a FIFO does not wait for a writer, and it is refused as not a regular file', async () => {
-    if (process.platform !== 'linux') return;
-    const fifo = path.join(base, 'pipe');
-    execFileSync('mkfifo', [fifo]);
-    const handle = await files.openForReading(fifo);
-    try {
-      await expect(
-        verifyOpenedFile(handle, { workDir: base, path: 'pipe', realRoot: base, files }),
-      ).rejects.toMatchObject({ code: 'unsafe_file' });
-    } finally {
-      await handle.close();
-    }
-  });
+    it(`${kind}: opening a FIFO does not wait for a writer, and it is refused as not a regular file`, async () => {
+      const calls = pick();
+      if (process.platform !== 'linux') return;
+      const fifo = path.join(base, 'pipe');
+      execFileSync('mkfifo', [fifo]);
+      const handle = await calls.openForReading(fifo);
+      try {
+        await expect(
+          verifyOpenedFile(handle, { workDir: base, path: 'pipe', realRoot: base, files: calls }),
+        ).rejects.toMatchObject({ code: 'unsafe_file' });
+      } finally {
+        await handle.close();
+      }
+    });
+  }
 });

@@ -64,8 +64,8 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const location = await locateWithinWorkspace(workDir, args.path);
-      const { path: absolutePath, realRoot, files } = location;
+      const located = await locateWithinWorkspace(workDir, args.path);
+      const { path: absolutePath, realRoot, files } = located;
       const shown = displayPath(workDir, absolutePath);
       let handle: OpenFile;
       try {
