@@ -69,12 +69,17 @@ export function findError<T>(error: unknown, type: ErrorClass<T>): T | undefined
   return undefined;
 }
 
+/** The first `ClawError` in `error`'s cause chain (see {@link causeChain}) with this `code`. */
+export function findErrorWithCode(error: unknown, code: string): ClawError | undefined {
+  for (const current of causeChain(error)) {
+    if (current instanceof ClawError && current.code === code) return current;
+  }
+  return undefined;
+}
+
 /** True when anything in `error`'s cause chain (see {@link causeChain}) has this `code`. */
 export function hasErrorCode(error: unknown, code: string): boolean {
-  for (const current of causeChain(error)) {
-    if (current instanceof ClawError && current.code === code) return true;
-  }
-  return false;
+  return findErrorWithCode(error, code) !== undefined;
 }
 
 /** The message of anything thrown, for reports and logs. */

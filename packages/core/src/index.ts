@@ -6,6 +6,7 @@ export {
   errnoCode,
   errorMessage,
   findError,
+  findErrorWithCode,
   hasErrorCode,
   isUserError,
   throwIfAborted,

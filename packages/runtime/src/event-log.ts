@@ -1,8 +1,8 @@
 import {
   ClawError,
   abortReason,
-  causeChain,
   eventJson,
+  findErrorWithCode,
   type SessionEvent,
   type SessionEventBody,
 } from '@claw/core';
@@ -193,13 +193,7 @@ export class SessionEventLog {
    * events), and subscribers end with the error once they read what was stored.
    */
   private lose(error: unknown): void {
-    if (this.lost !== undefined) return;
-    for (const cause of causeChain(error)) {
-      if (cause instanceof ClawError && cause.code === leaseLostCode) {
-        this.lost = cause;
-        return;
-      }
-    }
+    this.lost ??= findErrorWithCode(error, leaseLostCode);
   }
 
   /**
@@ -271,8 +265,8 @@ export class SessionEventLog {
           if (subscriber.cursor > subscriber.subscribedAt) {
             subscriber.bytesAtStart = next.bytesThrough;
           }
-          // What only this subscriber still held may go now.
-          this.trim();
+          // It read the oldest kept event: what only it still held may go now.
+          if (next.event.seq === this.oldestSeq) this.trim();
           yield next.event;
           continue;
         }

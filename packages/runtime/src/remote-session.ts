@@ -122,11 +122,6 @@ export class RemoteSession {
     return open === undefined ? undefined : { id: open.taskId };
   }
 
-  /** True once the session was taken over here (`adopt`). */
-  get adopted(): boolean {
-    return this.local !== undefined;
-  }
-
   view(): SessionView {
     if (this.local !== undefined) return { ...this.local.snapshot(), seq: this.events.lastSeq };
     const open = this.replica.openTask;
@@ -261,7 +256,7 @@ export class RemoteSession {
         await this.reload();
         return false;
       }
-      if (event !== undefined) this.take(event);
+      if (event !== undefined) this.events.ingest(event);
     }
     return records.length === readLimit;
   }
@@ -271,11 +266,7 @@ export class RemoteSession {
     const stored = await this.options.relay.load(this.sessionId);
     if (stored === undefined) return;
     this.replica = this.replicaOf(stored);
-    for (const event of this.replica.events) this.take(event);
-  }
-
-  private take(event: SessionEvent): void {
-    this.events.ingest(event);
+    for (const event of this.replica.events) this.events.ingest(event);
   }
 
   private poke(): void {

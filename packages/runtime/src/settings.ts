@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   ClawUserError,
   parseClawConfig,
+  readOptionalConfig,
   type ApprovalMode,
   type ClawConfig,
 } from '@claw/core';
@@ -84,16 +85,11 @@ export function configPath(workDir: string): string {
  */
 export async function readConfigFile(workDir: string): Promise<ClawConfig> {
   const file = configPath(workDir);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return {};
-    throw new ClawUserError(`could not read ${file}: ${(error as Error).message}`, {
-      code: 'config_unreadable',
-      cause: error,
-    });
-  }
+  const text = await readOptionalConfig(file, {
+    read: (name) => readFile(name, 'utf8'),
+    fail: (message, cause) => new ClawUserError(message, { code: 'config_unreadable', cause }),
+  });
+  if (text === undefined) return {};
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,6 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { SerialQueue } from '@claw/core';
 import type { Tracer } from '@opentelemetry/api';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -29,7 +30,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
   private stream: WriteStream | undefined;
   private opening: Promise<WriteStream> | undefined;
   /** The exports under way, in order. */
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writing = new SerialQueue();
 
   constructor(options: { directory: string; fileName?: string }) {
     const stamp = new Date().toISOString().replaceAll(':', '-');
@@ -38,7 +39,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     const batch = spans.slice();
-    this.writing = this.writing.then(() =>
+    void this.writing.run(() =>
       this.writeSlices(batch).then(
         () => resultCallback({ code: 0 }),
         (error: unknown) => {
@@ -50,7 +51,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
   }
 
   async forceFlush(): Promise<void> {
-    await this.writing;
+    await this.writing.idle();
     const stream = this.stream;
     if (stream === undefined) return;
     await new Promise<void>((resolve) => {
@@ -60,7 +61,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
   }
 
   async shutdown(): Promise<void> {
-    await this.writing;
+    await this.writing.idle();
     const stream = this.stream ?? (this.opening === undefined ? undefined : await this.opening);
     this.stream = undefined;
     this.opening = undefined;

@@ -41,11 +41,6 @@ export class PgListener {
     return this.connecting;
   }
 
-  /** True while the connection is up and listening. */
-  get listening(): boolean {
-    return this.client !== undefined;
-  }
-
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
