@@ -375,7 +375,7 @@ export class ServerSessions implements RuntimeSource {
         ...(relay.pollMs === undefined ? {} : { pollMs: relay.pollMs }),
         onOwnerGone: () => this.takeOver(entry),
       });
-      entry.heartbeat = this.heartbeat(entry);
+      entry.heartbeat = this.heartbeat(entry, relay.log);
     }
     return entry;
   }
@@ -385,13 +385,11 @@ export class ServerSessions implements RuntimeSource {
    * of the idle time (at most every minute): its idle timeout counts them as watching (CH-10),
    * and does not deny the session's questions while someone here could answer them.
    */
-  private heartbeat(entry: Entry): ReturnType<typeof setInterval> | undefined {
-    const relay = this.options.relay;
-    if (relay === undefined) return undefined;
+  private heartbeat(entry: Entry, relay: SessionRelay): ReturnType<typeof setInterval> {
     const every = Math.max(100, Math.min(60_000, Math.floor(this.options.idleTimeoutMs / 3)));
     const timer = setInterval(() => {
-      if (entry.clients === 0 || entry.keeper !== undefined) return;
-      relay.log.send(entry.sessionId, { kind: 'watching', by: 'claw-server' }, { timeoutMs: every })
+      if (entry.clients === 0) return;
+      relay.send(entry.sessionId, { kind: 'watching', by: 'claw-server' }, { timeoutMs: every })
         .catch(() => undefined);
     }, every);
     timer.unref();
@@ -440,6 +438,9 @@ export class ServerSessions implements RuntimeSource {
     entry.takingOver ??= (async () => {
       try {
         const keeper = await this.own(entry);
+        // Owned here now: nobody else to tell that its clients watch.
+        clearInterval(entry.heartbeat);
+        entry.heartbeat = undefined;
         entry.remote?.adopt(keeper);
       } catch (error) {
         if (!(error instanceof SessionLockedError)) throw error;
