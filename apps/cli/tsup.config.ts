@@ -24,6 +24,18 @@ const appChunk: EsbuildPlugin = {
   },
 };
 
+// zod's classic API holds every locale (`z.locales`), half of zod's code, all of it parsed at
+// start-up; claw uses the English messages only (the default), so the app bundle holds that one.
+const englishOnlyZod: EsbuildPlugin = {
+  name: 'zod-english-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+    }));
+  },
+};
+
 // What both bundles share.
 const common = {
   format: ['esm'],
@@ -64,5 +76,6 @@ export default defineConfig([
     // the code) is a chunk of its own, loaded then; what both use lies in a chunk app.js loads
     // at once, so every module exists once (its classes too).
     splitting: true,
+    esbuildPlugins: [englishOnlyZod],
   },
 ]);
