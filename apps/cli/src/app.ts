@@ -84,15 +84,11 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
         },
       },
     });
-    // The bubblewrap probe runs while the rest starts (PERF-2): a task's first model call does
-    // not wait for it, only the first tool call does.
-    const spawner = factory.isolation();
-    spawner.catch(() => undefined);
     if (command.kind === 'repl') {
-      const repl = { workDir, settings, spawner: await spawner, options };
+      const repl = { workDir, settings, spawner: await factory.isolation(), options };
       return await runRepl(factory, repl, streams);
     }
-    const context = { factory, workDir, settings, spawner, options, unattended };
+    const context = { factory, workDir, settings, options, unattended };
     if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
     return await runDemo(context, streams);
   } finally {
@@ -111,15 +107,13 @@ interface RunContext {
   factory: RuntimeFactory;
   workDir: string;
   settings: Settings;
-  /** How bash runs, once the probe is done. */
-  spawner: Promise<CommandSpawner>;
   options: RunOptions;
   unattended: boolean;
 }
 
 async function runRepl(
   factory: RuntimeFactory,
-  context: Omit<RunContext, 'factory' | 'unattended' | 'spawner'> & { spawner: CommandSpawner },
+  context: Omit<RunContext, 'factory' | 'unattended'> & { spawner: CommandSpawner },
   streams: Streams,
 ): Promise<number> {
   const { io, stdout, outStyle } = streams;
@@ -154,17 +148,28 @@ async function runRepl(
 
 async function runPrompt(prompt: string, context: RunContext, streams: Streams): Promise<number> {
   const { stderr, errStyle } = streams;
-  // Said once the probe is done, while the task is already under way.
-  const notes = context.spawner.then(async (spawner) => {
-    await stderr.line(isolationLine(spawner, errStyle));
-    await noteUnattended(context, spawner, streams);
-  });
+  let notes: Promise<void> | undefined;
+  let ended = false;
+  // How bash runs, said once the probe is done, while the task is under way.
+  const probe = (): Promise<void> | undefined => {
+    if (ended) return undefined;
+    notes ??= context.factory.isolation().then(async (spawner) => {
+      await stderr.line(isolationLine(spawner, errStyle));
+      await noteUnattended(context, spawner, streams);
+    });
+    return notes;
+  };
   // Where isolation is required and fails, nothing runs: the error ends claw (exit 2) first.
-  if (context.settings.sandbox.isolation === 'required') await notes;
+  if (context.settings.sandbox.isolation === 'required') await probe();
+  // Otherwise the probe (two processes and a cgroup) starts once the model has first answered,
+  // while it writes the rest of its answer: it does not delay the first request (PERF-2), and the
+  // first bash command waits for it (a bash call starts it if it comes first).
+  else void context.factory.firstModelReply().then(() => probe()?.catch(() => undefined));
   try {
     return await runOneShot(oneShotOptions(prompt, context, streams));
   } finally {
-    await notes.catch(() => undefined);
+    ended = true;
+    await notes?.catch(() => undefined);
   }
 }
 
@@ -177,7 +182,7 @@ async function runDemo(context: RunContext, streams: Streams): Promise<number> {
     `workspace: ${context.workDir} ${style.dim('(a fresh folder with README.md and greet.js)')}`,
   );
   await out.line(`task: ${demoTask}`);
-  const spawner = await context.spawner;
+  const spawner = await context.factory.isolation();
   await streams.stderr.line(isolationLine(spawner, streams.errStyle));
   await noteUnattended(context, spawner, streams);
   // The demo is a show: in text mode its whole transcript goes to stdout.

@@ -17,9 +17,10 @@ export interface DefaultPolicyOptions {
    * True when `bash` runs OS-isolated (SBX-4) on this machine. When false (the default), asking
    * about bash requires a human (`requireHuman`) and the question says bash is not isolated.
    * May be a promise (the isolation probe still running): only a bash call waits for it, every
-   * other tool is judged at once.
+   * other tool is judged at once. May be a function that gives that promise: it is called once,
+   * by the first bash call that needs to know (the probe starts only then).
    */
-  bashIsolated?: boolean | Promise<boolean>;
+  bashIsolated?: boolean | Promise<boolean> | (() => Promise<boolean>);
 }
 
 /** Tools that write the file named by their `path` argument. */
@@ -42,10 +43,15 @@ const writingTools = new Set(['write_file', 'edit_file']);
  * file-system errors that are not `SandboxError`s.
  */
 export class DefaultPolicy implements Policy {
-  private readonly bashIsolated: boolean | Promise<boolean>;
+  private bashIsolated: boolean | Promise<boolean> | (() => Promise<boolean>);
 
   constructor(options: DefaultPolicyOptions = {}) {
     this.bashIsolated = options.bashIsolated ?? false;
+  }
+
+  private isBashIsolated(): boolean | Promise<boolean> {
+    if (typeof this.bashIsolated === 'function') this.bashIsolated = this.bashIsolated();
+    return this.bashIsolated;
   }
 
   async evaluate(request: ApprovalRequest): Promise<PolicyVerdict> {
@@ -61,7 +67,7 @@ export class DefaultPolicy implements Policy {
     }
     if (request.risk === 'safe') return { action: 'allow' };
     const reason = describeCall(toolName, args);
-    if (toolName === 'bash' && !(await this.bashIsolated)) {
+    if (toolName === 'bash' && !(await this.isBashIsolated())) {
       return {
         action: 'ask',
         reason:

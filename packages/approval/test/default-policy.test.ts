@@ -166,5 +166,22 @@ describe('DefaultPolicy (APR-1)', () => {
         reason: 'bash will run: go test ./...',
       });
     });
+
+    it('asks the isolation probe only when a bash call needs it, and only once', async () => {
+      let probes = 0;
+      const policy = new DefaultPolicy({
+        bashIsolated: () => {
+          probes += 1;
+          return Promise.resolve(false);
+        },
+      });
+      const write = callRequest({ toolName: 'write_file', args: { path: 'a.txt', content: 'x' }, workDir });
+      expect(await policy.evaluate(write)).toMatchObject({ action: 'ask' });
+      expect(probes).toBe(0);
+      const bash = callRequest({ toolName: 'bash', args: { command: 'npm test' }, workDir });
+      expect(await policy.evaluate(bash)).toMatchObject({ action: 'ask', requireHuman: true });
+      expect(await policy.evaluate(bash)).toMatchObject({ action: 'ask', requireHuman: true });
+      expect(probes).toBe(1);
+    });
   });
 });

@@ -17,6 +17,7 @@ import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
 import type { Tracer } from '@opentelemetry/api';
 import type { McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
+import { FirstReplyProvider } from './first-reply.js';
 import type { EventRetention, SubscriberBound } from './event-log.js';
 import { WorkspaceA2a, type A2aOptions } from './a2a.js';
 import { WorkspaceMcp, type McpOptions } from './mcp.js';
@@ -126,7 +127,7 @@ interface Workspace {
 export class RuntimeFactory {
   readonly settings: Settings;
   private readonly options: RuntimeFactoryOptions;
-  private readonly provider: Provider;
+  private readonly provider: FirstReplyProvider;
   private readonly sessions: SessionSource;
   private readonly workspaces: WorkspaceShared<Workspace>;
   private readonly mcp: WorkspaceMcp;
@@ -145,7 +146,9 @@ export class RuntimeFactory {
   constructor(options: RuntimeFactoryOptions) {
     this.options = options;
     this.settings = options.settings;
-    this.provider = options.provider ?? createOpenAIProvider(options.settings);
+    this.provider = new FirstReplyProvider(
+      options.provider ?? createOpenAIProvider(options.settings),
+    );
     this.sessions = options.sessions ?? new WorkspaceSessions();
     const grantStore = options.grantStore ?? ((workDir) => new FileGrantStore({ workDir }));
     const auditLog = options.auditLog ?? ((workDir) => new FileAuditLog({ workDir }));
@@ -171,6 +174,16 @@ export class RuntimeFactory {
       env: commandEnvironment(this.options.env ?? {}),
     });
     return this.spawner;
+  }
+
+  /**
+   * Resolves once the model has first answered a call of this factory's runtimes (its first
+   * streamed event, its response, or its failure); never rejects. Work that is not needed before
+   * then, such as the isolation probe of a one-shot task, can start then and not delay the first
+   * model request (PERF-2).
+   */
+  firstModelReply(): Promise<void> {
+    return this.provider.replied;
   }
 
   /**
@@ -355,12 +368,8 @@ export class RuntimeFactory {
     const bashIsolated = (): Promise<boolean> =>
       this.isolation().then((spawner) => spawner.mode === 'bubblewrap');
     const custom = this.options.policy;
-    if (custom === undefined) {
-      const isolated = bashIsolated();
-      // A failed probe is the bash call's error (when one comes), not an unhandled rejection.
-      isolated.catch(() => undefined);
-      return new DefaultPolicy({ bashIsolated: isolated });
-    }
+    // Asked by the first bash call, which starts the probe if nothing has.
+    if (custom === undefined) return new DefaultPolicy({ bashIsolated });
     let made: Promise<Policy> | undefined;
     return {
       evaluate: async (request) => {
@@ -452,7 +461,7 @@ function createOpenAIProvider(settings: Settings): Provider {
 
 /**
  * The built-in tools named in `names` (all of them when undefined), in their usual order. The
- * isolation probe is started only when bash is among them.
+ * isolation probe is started by the first bash command, not before.
  *
  * @throws ClawUserError `unknown_builtin_tool` naming the ones there are.
  */
@@ -461,7 +470,7 @@ function chosenBuiltins(
   spawner: () => Promise<CommandSpawner>,
 ): Tool[] {
   const wantsBash = names === undefined || names.includes('bash');
-  const all = builtinTools(wantsBash ? { bash: { spawner: spawner() } } : {});
+  const all = builtinTools(wantsBash ? { bash: { spawner } } : {});
   if (names === undefined) return all;
   const known = all.map((tool) => tool.definition.name);
   const unknown = names.filter((name) => !known.includes(name));

@@ -127,6 +127,47 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     expect(runtime.session.history()[4]?.content).toContain('from bash');
   });
 
+  it('starts the isolation probe for the first bash command only; firstModelReply tells when the model first answered', async () => {
+    await writeFile(join(workDir, 'a.txt'), 'hello file');
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    let probesBySecondCall: number | undefined;
+    // The first answer waits for `answer()`; the second notes how often the probe was asked.
+    const sleep = (ms: number): Promise<void> => {
+      if (ms === 1) return held;
+      probesBySecondCall = isolation.mock.calls.length;
+      return Promise.resolve();
+    };
+    const provider = new ScriptedProvider(
+      [
+        { toolCalls: [{ id: 'r', name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }], delayMs: 1 },
+        { toolCalls: [{ id: 'b', name: 'bash', arguments: JSON.stringify({ command: 'echo from bash' }) }], delayMs: 2 },
+        { text: 'done' },
+      ],
+      { sleep },
+    );
+    factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
+    const isolation = vi.spyOn(factory, 'isolation');
+    let replied = false;
+    void factory.firstModelReply().then(() => {
+      replied = true;
+    });
+    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
+    const task = runtime.start('go');
+    await vi.waitFor(() => expect(provider.calls).toHaveLength(1));
+    expect(replied).toBe(false);
+    answer();
+    expect((await task.wait()).status).toBe('completed');
+    expect(replied).toBe(true);
+    // The read ran, and the model was asked again, without the probe; the bash command asked it.
+    expect(runtime.session.history()[2]).toMatchObject({ toolCallId: 'r', content: 'hello file' });
+    expect(probesBySecondCall).toBe(0);
+    expect(isolation).toHaveBeenCalled();
+    expect(runtime.session.history()[4]?.content).toContain('from bash');
+  });
+
   it('cancel and destroy stop the running task; unknown ids are typed errors', async () => {
     const provider = new ScriptedProvider([{ text: 'slow', delayMs: 60_000 }, { text: 'slow', delayMs: 60_000 }]);
     factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });

@@ -30,9 +30,10 @@ export interface BashToolOptions {
    * How commands start: isolated (`createCommandSpawner` from `@claw/sandbox`) or not. Default: a
    * plain, NOT isolated spawner whose commands get only PATH, LANG, LC_ALL and TERM. May be a
    * promise (the isolation probe still running): the first command waits for it, nothing else
-   * does — so a run's first model call need not wait for the probe.
+   * does — so a run's first model call need not wait for the probe. May be a function that gives
+   * one: it is called once, by the first command (the probe starts only when bash is used).
    */
-  spawner?: CommandSpawner | Promise<CommandSpawner>;
+  spawner?: CommandSpawner | Promise<CommandSpawner> | (() => Promise<CommandSpawner>);
   /**
    * Apply the text fences (destructive commands, workspace escapes, and — when commands are not
    * isolated — protected paths) before running. Default true; turning them off is for measuring
@@ -65,9 +66,20 @@ const drainMs = 1000;
  * with a `ClawError` (`bash_spawn_failed`) when bash cannot be started.
  */
 export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashArguments> {
-  const spawnerReady = Promise.resolve(options.spawner ?? plainCommandSpawner());
-  // A probe that fails is reported by the command that needs it, not as an unhandled rejection.
-  spawnerReady.catch(() => undefined);
+  let spawnerReady: Promise<CommandSpawner> | undefined;
+  const spawnerOf = (): Promise<CommandSpawner> => {
+    if (spawnerReady === undefined) {
+      const given = options.spawner ?? plainCommandSpawner();
+      spawnerReady = Promise.resolve(typeof given === 'function' ? given() : given);
+      // A probe that fails is reported by the command that needs it, not as an unhandled
+      // rejection.
+      spawnerReady.catch(() => undefined);
+    }
+    return spawnerReady;
+  };
+  // A spawner or promise given is taken now: a probe that fails before the first command is not
+  // an unhandled rejection.
+  if (typeof options.spawner !== 'function') void spawnerOf();
   const fences = options.fences ?? true;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
@@ -85,7 +97,7 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
     schema: bashArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const spawner = await raceAbort(spawnerReady, signal);
+      const spawner = await raceAbort(spawnerOf(), signal);
       const settings: RunSettings = { timeoutMs, maxOutputBytes, spawner, killGraceMs };
       const reason = args.command.includes('\0')
         ? 'the command contains a NUL byte'

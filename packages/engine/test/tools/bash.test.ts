@@ -69,6 +69,20 @@ describe('bash', () => {
     expect(result.content).toBe(`exit code: 0\n--- stdout ---\n${real}\nhere.txt\nvalue-42\n--- stderr (empty) ---`);
   });
 
+  it('asks a spawner given as a function once, at its first command', async () => {
+    let asked = 0;
+    const tool = createBashTool({
+      spawner: () => {
+        asked += 1;
+        return Promise.resolve(plainCommandSpawner({ env: { PATH: process.env.PATH ?? '', CLAW_TOOL_TEST: 'lazy' } }));
+      },
+    });
+    expect(asked).toBe(0);
+    expect((await tool.execute({ command: 'echo "$CLAW_TOOL_TEST"' }, ws.context())).content).toContain('lazy');
+    expect((await tool.execute({ command: 'true' }, ws.context())).isError).toBeUndefined();
+    expect(asked).toBe(1);
+  });
+
   it('kills the whole process group on timeout', async () => {
     const tool = createBashTool({ timeoutMs: 300 });
     const startedAt = Date.now();
