@@ -1,9 +1,8 @@
 import type { ApprovalDecision, Message, SessionEvent } from '@claw/core';
 import type { LogRecord, SessionLog, StoredLog } from './session-log.js';
 import {
-  ChangeMismatch,
-  applyChange,
-  stateOf,
+  applyRecord,
+  replay,
   type OpenTask,
   type SessionState,
 } from './session-state.js';
@@ -88,16 +87,17 @@ export function isSessionRelay(log: SessionLog): log is SessionRelay {
  */
 export class SessionReplica {
   private readonly state: SessionState;
-  private readonly location: string;
-  private readonly loadedEvents: SessionEvent[] = [];
+  private readonly loadedEvents: SessionEvent[];
 
+  /**
+   * Reads `stored` the way a session store loads it (the same replay).
+   *
+   * @throws SessionLogError `session_corrupt` when a record does not fit the session.
+   */
   constructor(stored: StoredLog, options: { workDir: string; location: string }) {
-    this.location = options.location;
-    this.state = stateOf(stored.snapshot, options.workDir);
-    for (const record of stored.records) {
-      const event = this.apply(record);
-      if (event !== undefined) this.loadedEvents.push(event);
-    }
+    const { state, events } = replay(stored, options);
+    this.state = state;
+    this.loadedEvents = events;
   }
 
   /** The seq of the last record applied. */
@@ -110,7 +110,7 @@ export class SessionReplica {
     return this.state.eventSeq;
   }
 
-  /** The events the load held, oldest first. */
+  /** The events the load held, oldest first (the newest of them, as a store keeps them). */
   get events(): readonly SessionEvent[] {
     return this.loadedEvents;
   }
@@ -130,13 +130,7 @@ export class SessionReplica {
    * @throws ChangeMismatch when the record is not the next one or does not fit the session.
    */
   apply(record: LogRecord): SessionEvent | undefined {
-    if (record.seq !== this.state.seq + 1) {
-      throw new ChangeMismatch(
-        `record ${record.seq} of ${this.location} does not follow record ${this.state.seq}`,
-      );
-    }
-    applyChange(this.state, record.change, record.at);
-    this.state.seq = record.seq;
+    applyRecord(this.state, record);
     return record.change.type === 'event' ? record.change.event : undefined;
   }
 }

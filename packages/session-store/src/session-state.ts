@@ -11,8 +11,9 @@ import {
   type ToolMessage,
   type Usage,
 } from '@claw/core';
+import { SessionLogError } from './errors.js';
 import type { ToolJournalView } from './repair.js';
-import type { SessionSnapshot } from './session-log.js';
+import type { LogRecord, SessionSnapshot, StoredLog } from './session-log.js';
 
 /** What the tool journal knows about one call (SES-8). */
 export interface JournalEntry {
@@ -190,6 +191,56 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
       break;
   }
   state.updatedAt = at;
+}
+
+/**
+ * Applies the next record of a log (its change, then its seq).
+ *
+ * @throws ChangeMismatch when the record is not the next one or its change does not fit.
+ */
+export function applyRecord(state: SessionState, record: LogRecord): void {
+  if (record.seq !== state.seq + 1) {
+    throw new ChangeMismatch(`record ${record.seq} does not follow record ${state.seq}`);
+  }
+  applyChange(state, record.change, record.at);
+  state.seq = record.seq;
+}
+
+/** Most events kept from a stored log for replay after a load (the newest ones). */
+export const maxStoredEvents = 10_000;
+
+/**
+ * The state a stored log describes, working in `workDir` (the caller's: SES-5), and the events
+ * in it: the newest {@link maxStoredEvents}, without gaps. Every reader of a stored log (the
+ * store that opens a session, a replica of one another process writes) goes through here.
+ *
+ * @throws SessionLogError `session_corrupt` naming `location` and the record at fault when a
+ *   record does not fit the session.
+ */
+export function replay(
+  stored: StoredLog,
+  options: { workDir: string; location: string },
+): { state: SessionState; events: SessionEvent[] } {
+  const state = stateOf(stored.snapshot, options.workDir);
+  const events: SessionEvent[] = [];
+  for (const [index, record] of stored.records.entries()) {
+    try {
+      applyRecord(state, record);
+    } catch (error) {
+      if (!(error instanceof ChangeMismatch)) throw error;
+      const { location } = options;
+      // Record 1 is the snapshot (a file's line numbers count the same way).
+      const at = index + 2;
+      throw new SessionLogError(
+        `The stored session ${location} is corrupt at record ${at} (line ${at} of a file): ` +
+        `${error.message}. claw leaves it as it is; move it away (or restore it from a backup) ` +
+        'to start this session afresh.',
+        { code: 'session_corrupt', location, record: at, cause: error },
+      );
+    }
+    if (record.change.type === 'event') events.push(record.change.event);
+  }
+  return { state, events: events.slice(-maxStoredEvents) };
 }
 
 /** The journal as repair reads it, or `undefined` when this session never kept one. */

@@ -1,8 +1,7 @@
 import nodePath from 'node:path';
-import type { SessionEvent } from '@claw/core';
-import { SessionLogError, SessionStoreError } from './errors.js';
+import { SessionStoreError } from './errors.js';
 import { LogWriter } from './log-writer.js';
-import type { SessionLog, SessionLogLock, SessionSummary, StoredLog } from './session-log.js';
+import type { SessionLog, SessionLogLock, SessionSummary } from './session-log.js';
 import type {
   GetOrCreateOptions,
   PersistentSession,
@@ -10,14 +9,7 @@ import type {
   SessionManager,
 } from './session-manager.js';
 import { assertSessionId, assertWorkDir } from './session-id.js';
-import {
-  applyChange,
-  ChangeMismatch,
-  newSessionState,
-  snapshotOf,
-  stateOf,
-  type SessionState,
-} from './session-state.js';
+import { newSessionState, replay, snapshotOf } from './session-state.js';
 import { isSessionRelay } from './session-relay.js';
 import { StoredSession } from './stored-session.js';
 
@@ -36,9 +28,6 @@ export interface SessionStoreOptions {
   /** The workspace `clear(id)` opens a session in when it is not open. Default: the stored one. */
   workDir?: string;
 }
-
-/** Most events kept from a stored log for replay after a restart (the newest ones). */
-const maxStoredEvents = 10_000;
 
 interface Opened {
   session: StoredSession;
@@ -251,7 +240,7 @@ export class SessionStore implements SessionManager {
       const { state, events } =
         stored === undefined
           ? { state: newSessionState({ id, workDir, now: this.now().toISOString() }), events: [] }
-          : this.replay(id, stored, workDir);
+          : replay(stored, { workDir, location: this.log.location(id) });
       const session = new StoredSession({
         state,
         now: this.now,
@@ -278,35 +267,6 @@ export class SessionStore implements SessionManager {
       await lock.release();
       throw error;
     }
-  }
-
-  /** The state a stored log describes, and the events in it (the newest, without gaps). */
-  private replay(
-    id: string,
-    stored: StoredLog,
-    workDir: string,
-  ): { state: SessionState; events: SessionEvent[] } {
-    const state = stateOf(stored.snapshot, workDir);
-    const events: SessionEvent[] = [];
-    for (const [index, record] of stored.records.entries()) {
-      try {
-        applyChange(state, record.change, record.at);
-      } catch (error) {
-        if (!(error instanceof ChangeMismatch)) throw error;
-        const location = this.log.location(id);
-        // Record 1 is the snapshot (a file's line numbers count the same way).
-        const at = index + 2;
-        throw new SessionLogError(
-          `The stored session ${location} is corrupt at record ${at} (line ${at} of a file): ` +
-          `${error.message}. claw leaves it as it is; move it away (or restore it from a backup) ` +
-          'to start this session afresh.',
-          { code: 'session_corrupt', location, record: at, cause: error },
-        );
-      }
-      state.seq = record.seq;
-      if (record.change.type === 'event') events.push(record.change.event);
-    }
-    return { state, events: events.slice(-maxStoredEvents) };
   }
 }
 
