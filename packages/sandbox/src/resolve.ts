@@ -127,10 +127,30 @@ async function realRootOf(root: string, askedFor: string): Promise<string> {
  * and normalised. Lexical only: symlinks are the caller's business.
  */
 export function isInside(root: string, candidate: string): boolean {
+  // POSIX paths with no `.`, `..` or empty segment compare as strings, by segment: every path
+  // check of every file tool call comes here, and `path.relative` resolves and splits both.
+  if (nodePath.sep === '/' && isPlainAbsolute(root) && isPlainAbsolute(candidate)) {
+    if (!candidate.startsWith(root)) return false;
+    return candidate.length === root.length || root === '/' || candidate[root.length] === '/';
+  }
   const relative = nodePath.relative(root, candidate);
   if (relative === '') return true;
   if (nodePath.isAbsolute(relative)) return false; // another drive on Windows
   return relative !== '..' && !relative.startsWith(`..${nodePath.sep}`);
+}
+
+/**
+ * An absolute POSIX path that needs no normalising: no `.`, `..` or empty segment, no trailing
+ * slash (`/` alone aside). A segment that only starts with a dot (`.claw`) fails this too; such
+ * paths take the slower, general comparison.
+ */
+function isPlainAbsolute(path: string): boolean {
+  return (
+    path.startsWith('/') &&
+    !path.includes('/.') &&
+    !path.includes('//') &&
+    (path.length === 1 || !path.endsWith('/'))
+  );
 }
 
 function checkUsable(value: string, what: string): void {

@@ -8,6 +8,7 @@ import {
   PathOutsideWorkspaceError,
   SandboxError,
   SymlinkResolutionError,
+  isInside,
   locateWithinWorkspace,
   resolveWithinWorkspace,
   workspaceFiles,
@@ -379,5 +380,37 @@ describe('resolveWithinWorkspace: the remembered real root (SBX-1)', () => {
     const after = await locateWithinWorkspace(later, 'x.txt');
     expect(after.realRoot).toBe(await realpath(workspace));
     expect(after.realPath).toBe(path.join(await realpath(workspace), 'x.txt'));
+  });
+});
+
+describe('isInside', () => {
+  // The definition: by path segments, as `path.relative` sees them.
+  const bySegments = (root: string, candidate: string): boolean => {
+    const relative = path.relative(root, candidate);
+    return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+  };
+  const pairs: Array<[string, string, boolean]> = [
+    ['/srv/ws', '/srv/ws', true],
+    ['/srv/ws', '/srv/ws/a/b.txt', true],
+    ['/srv/ws', '/srv/ws-evil', false],
+    ['/srv/ws', '/srv/ws-evil/a', false],
+    ['/srv/ws', '/srv/wsa', false],
+    ['/srv/ws', '/srv', false],
+    ['/srv/ws', '/srv/WS/a', false],
+    ['/srv/ws', '/srv/ws/..data', true],
+    ['/srv/ws', '/srv/ws/.claw/audit.jsonl', true],
+    ['/srv/ws', '/srv/ws/../etc', false],
+    ['/srv/ws', '/srv/ws/./a', true],
+    ['/srv/ws', '/srv/ws//a', true],
+    ['/srv/ws/', '/srv/ws/a', true],
+    ['/srv/ws/', '/srv/ws-evil', false],
+    ['/home', '/home/../etc', false],
+    ['/', '/', true],
+    ['/', '/etc/passwd', true],
+    ['/srv/ws', '/', false],
+  ];
+  it.each(pairs)('isInside(%j, %j) is %j, as path segments say', (root, candidate, inside) => {
+    expect(bySegments(root, candidate)).toBe(inside);
+    expect(isInside(root, candidate)).toBe(inside);
   });
 });
