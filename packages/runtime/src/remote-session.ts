@@ -16,6 +16,7 @@ import {
 import { SessionBusyError } from './errors.js';
 import {
   SessionEventLog,
+  SubscriberLaggedError,
   type CursorExpiredError,
   type EventRetention,
   type SubscriberBound,
@@ -191,15 +192,32 @@ export class RemoteSession {
     void this.pipe(local);
   }
 
+  /**
+   * Takes the events of the runtime here in, from the last one this session has, until it
+   * closes. Behind the runtime's subscriber bound, it catches up from its cursor (the clients
+   * never miss an event). When the runtime no longer keeps the events after the cursor, it goes
+   * on from the runtime's last one: the gap ends this session's subscribers behind it with
+   * `lagged`, and a client's cursor then gets `cursor_expired` (it is told, and starts afresh).
+   */
   private async pipe(local: Runtime): Promise<void> {
-    const after = this.events.lastSeq;
-    const from = local.cursorError(after) === undefined ? after : local.snapshot().seq;
-    try {
-      for await (const event of local.events({ after: from, signal: this.bridge.signal })) {
-        this.events.ingest(event);
+    const { signal } = this.bridge;
+    let cursor = this.events.lastSeq;
+    for (;;) {
+      try {
+        if (local.cursorError(cursor) !== undefined) cursor = local.snapshot().seq;
+        for await (const event of local.events({ after: cursor, signal })) {
+          cursor = event.seq;
+          this.events.ingest(event);
+        }
+        return;
+      } catch (error) {
+        if (error instanceof SubscriberLaggedError && !signal.aborted) {
+          cursor = error.lastSeq;
+          continue;
+        }
+        // Closed; or `lease_lost`: the server drops the session, and this follower with it.
+        return;
       }
-    } catch {
-      // Closed, or fell behind the bound: the clients resubscribe through their cursors.
     }
   }
 

@@ -1,0 +1,69 @@
+import type { SessionEvent } from '@claw/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RemoteSession, type SessionSource } from '../src/index.js';
+import {
+  cleanUp,
+  eventually,
+  isTaskEnd,
+  scriptedFactory,
+  take,
+  tempWorkspace,
+  until,
+} from './helpers.js';
+import { MemoryRelay } from './memory-relay.js';
+
+const opened: Array<{ close: () => Promise<void> }> = [];
+
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((closable) => closable.close()));
+  await cleanUp();
+});
+
+const chunks = (count: number) => Array.from({ length: count }, (_, index) => `w${index} `);
+
+function sessionsOf(relay: MemoryRelay): SessionSource {
+  const sessions = relay.sessionSource();
+  opened.push(sessions);
+  return sessions;
+}
+
+async function follow(relay: MemoryRelay, workDir: string): Promise<RemoteSession> {
+  const remote = await RemoteSession.open({
+    relay,
+    sessionId: 's',
+    workDir,
+    pollMs: 10,
+    onOwnerGone: () => Promise.resolve(),
+  });
+  opened.push(remote);
+  return remote;
+}
+
+describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
+  it('its clients get every event of the runtime here, once and in order, when it falls behind', async () => {
+    const workDir = await tempWorkspace();
+    const relay = new MemoryRelay();
+    // Two unread events end a subscriber of the runtime's log: the follower falls behind at once.
+    const { factory } = scriptedFactory([{ textChunks: chunks(40) }], {
+      sessions: sessionsOf(relay),
+      subscriberBound: { maxEvents: 2 },
+    });
+    const remote = await follow(relay, workDir);
+    const local = await factory.createRuntime({ workDir, sessionId: 's' });
+    remote.adopt(local);
+    const client = remote.events.events({
+      after: remote.events.lastSeq,
+      bound: { maxEvents: 100_000 },
+    });
+    const ran = local.events({ after: 0, bound: { maxEvents: 100_000 } });
+
+    await remote.start('count', 'client');
+    const expected = await until(ran, isTaskEnd);
+    const last = expected.at(-1)?.seq ?? 0;
+    await eventually(() => remote.events.lastSeq >= last, 'the follower to have every event');
+    const seen: SessionEvent[] = await take(client, expected.length);
+    expect(seen.map((event) => event.seq)).toEqual(expected.map((event) => event.seq));
+    expect(seen).toEqual(expected);
+    expect(seen.at(-1)).toMatchObject({ type: 'task_completed' });
+  });
+});
