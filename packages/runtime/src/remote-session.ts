@@ -21,6 +21,7 @@ import {
   type EventRetention,
   type SubscriberBound,
 } from './event-log.js';
+import { relayHandler } from './remote-runtime.js';
 import type { Runtime } from './runtime.js';
 import type { SessionView } from './session-host.js';
 
@@ -147,33 +148,31 @@ export class RemoteSession {
    * @throws SessionBusyError when a task runs; ClawError with the owner's code otherwise.
    */
   async start(prompt: string, by: string): Promise<{ id: string }> {
-    if (this.local !== undefined) return this.local.start(prompt);
-    const reply = await this.send({ kind: 'prompt', content: prompt, by });
+    const reply = await this.request({ kind: 'prompt', content: prompt, by });
     return { id: reply.taskId ?? '' };
   }
 
+  /** @throws ClawError `not_running` when no task runs. */
   async cancel(reason: string, by: string): Promise<void> {
-    if (this.local !== undefined) {
-      this.local.cancel(new Error(reason));
-      return;
-    }
-    await this.send({ kind: 'interrupt', reason, by });
+    await this.request({ kind: 'interrupt', reason, by });
   }
 
   /** @throws ApprovalNotPendingError when the owner no longer waits for it (first answer wins). */
   async respond(requestId: string, decision: ApprovalDecision, by: string): Promise<void> {
-    if (this.local !== undefined) {
-      this.local.respond(requestId, decision, by);
-      return;
-    }
-    await this.send({ kind: 'answer', requestId, decision, by });
+    await this.request({ kind: 'answer', requestId, decision, by });
   }
 
-  private async send(request: RelayRequest): Promise<Extract<RelayReply, { ok: true }>> {
-    const reply = await this.options.relay.send(this.sessionId, request);
+  /**
+   * Has `request` served by the owner, or by the runtime here once adopted: the same handler the
+   * owner serves with ({@link relayHandler}), so both answer alike.
+   */
+  private async request(request: RelayRequest): Promise<Extract<RelayReply, { ok: true }>> {
+    const reply = this.local === undefined
+      ? await this.options.relay.send(this.sessionId, request)
+      : await relayHandler(this.local)(request);
     if (reply.ok) return reply;
     if (reply.code === 'session_busy') {
-      throw new SessionBusyError(this.sessionId, this.replica.openTask?.taskId ?? '?');
+      throw new SessionBusyError(this.sessionId, this.activeTask?.id ?? '?');
     }
     if (reply.code === 'approval_not_pending' && request.kind === 'answer') {
       throw new ApprovalNotPendingError(reply.message, { requestId: request.requestId });

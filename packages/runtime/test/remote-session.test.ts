@@ -1,6 +1,11 @@
-import type { SessionEvent } from '@claw/core';
+import { ClawError, type SessionEvent } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteSession, type SessionSource } from '../src/index.js';
+import {
+  RemoteSession,
+  SessionBusyError,
+  relayHandler,
+  type SessionSource,
+} from '../src/index.js';
 import {
   cleanUp,
   eventually,
@@ -65,5 +70,45 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     expect(seen.map((event) => event.seq)).toEqual(expected.map((event) => event.seq));
     expect(seen).toEqual(expected);
     expect(seen.at(-1)).toMatchObject({ type: 'task_completed' });
+  });
+
+  it('answers a cancel on an idle session as the owner does: not_running', async () => {
+    const workDir = await tempWorkspace();
+    const relay = new MemoryRelay();
+    const { factory } = scriptedFactory([], { sessions: sessionsOf(relay) });
+    const owner = await factory.createRuntime({ workDir, sessionId: 's' });
+    const stopServing = relay.serve('s', relayHandler(owner));
+    opened.push({ close: () => Promise.resolve(stopServing()) });
+    const remote = await follow(relay, workDir);
+
+    const throughOwner = await remote.cancel('stop', 'client').then(() => 'canceled', (e: unknown) => e);
+    remote.adopt(owner);
+    const here = await remote.cancel('stop', 'client').then(() => 'canceled', (e: unknown) => e);
+
+    expect(throughOwner).toBeInstanceOf(ClawError);
+    expect(throughOwner).toMatchObject({ code: 'not_running' });
+    expect(here).toBeInstanceOf(ClawError);
+    expect(here).toMatchObject({
+      code: 'not_running',
+      message: (throughOwner as Error).message,
+    });
+  });
+
+  it('refuses a prompt while a task runs with session_busy naming that task, after the takeover', async () => {
+    const workDir = await tempWorkspace();
+    const relay = new MemoryRelay();
+    const { factory } = scriptedFactory([{ textChunks: chunks(200), chunkDelayMs: 10 }], {
+      sessions: sessionsOf(relay),
+    });
+    const remote = await follow(relay, workDir);
+    const local = await factory.createRuntime({ workDir, sessionId: 's' });
+    remote.adopt(local);
+    const running = await remote.start('long', 'client');
+
+    const refused = await remote.start('another', 'client').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SessionBusyError);
+    expect(refused).toMatchObject({ code: 'session_busy', taskId: running.id });
+    await remote.cancel('enough', 'client');
+    await local.idle();
   });
 });
