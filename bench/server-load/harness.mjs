@@ -10,7 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
-export const serverMain = path.join(root, 'apps', 'server', 'dist', 'main.js');
+// BENCH_SERVER_MAIN: another build of claw-server in the built one's place (a before/after).
+export const serverMain =
+  process.env.BENCH_SERVER_MAIN ?? path.join(root, 'apps', 'server', 'dist', 'main.js');
 
 /** Every child process started and not yet stopped, so that a failure or the guard stops them. */
 const children = new Set();
