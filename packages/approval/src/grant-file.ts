@@ -57,8 +57,12 @@ const textFields = [
   'approvedAt',
 ] as const;
 
-/** The grant in `entry`, or what is wrong with it. */
-function readGrant(entry: unknown): Grant | string {
+/**
+ * The grant in `entry` (only a grant's fields, in a fixed order), or what is wrong with it, as
+ * the end of a sentence that names it (e.g. `has no text field "requestId"`); its `key` must be
+ * `grantKey` of its other fields. Every store that reads grants back from JSON checks them here.
+ */
+export function readGrant(entry: unknown): Grant | string {
   if (!isRecord(entry)) return 'is not a JSON object';
   for (const field of textFields) {
     if (typeof entry[field] !== 'string') return `has no text field "${field}"`;

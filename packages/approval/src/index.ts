@@ -17,7 +17,7 @@ export {
 } from './grant.js';
 export { MemoryGrantStore } from './memory-grant-store.js';
 export { FileGrantStore, type FileGrantStoreOptions } from './file-grant-store.js';
-export { grantFileVersion } from './grant-file.js';
+export { grantFileVersion, readGrant } from './grant-file.js';
 export {
   MemoryAuditLog,
   type AuditDecision,

@@ -3,7 +3,9 @@ import {
   GrantStoreError,
   grantKey,
   isGrantExpired,
+  readGrant,
   type Grant,
+  type GrantKeyParts,
   type GrantStore,
 } from '@claw/approval';
 import { errorMessage } from '@claw/core';
@@ -171,42 +173,26 @@ export class PgGrantStore implements GrantStore {
   /** The grant a row holds, as this instance sees it. */
   private grantOf(row: GrantRow): Grant {
     const { body } = row;
-    const problem = (detail: string) => new GrantStoreError(
-      `The session grant ${row.digest} in ${this.location} is damaged: ${detail}. claw did not ` +
-      'use it. Revoke it (set its revoked_at) or delete the row; the call is then asked about again.',
-      { code: 'grant_store_corrupt', file: this.location },
+    // The row's key is its `digest` (opaque keys included): the body's other fields are checked
+    // as a grant file's are, with the key they make.
+    const stored = readGrant(
+      isRecord(body) ? { ...body, key: grantKey(body as unknown as GrantKeyParts) } : body,
     );
-    if (!isRecord(body)) throw problem('its body is not a JSON object');
-    for (const field of ['requestId', 'approvedAt'] as const) {
-      if (typeof body[field] !== 'string') throw problem(`it has no text field "${field}"`);
+    if (typeof stored === 'string') {
+      throw new GrantStoreError(
+        `The session grant ${row.digest} in ${this.location} is damaged: its body ${stored}. ` +
+        'claw did not use it. Revoke it (set its revoked_at) or delete the row; the call is then ' +
+        'asked about again.',
+        { code: 'grant_store_corrupt', file: this.location },
+      );
     }
-    if (body.decision !== 'allow_session') throw problem('its decision is not "allow_session"');
-    if (body.expiresAt !== undefined && typeof body.expiresAt !== 'string') {
-      throw problem('its "expiresAt" is not text');
-    }
-    const audit = {
-      requestId: body.requestId as string,
-      decision: 'allow_session' as const,
-      approvedAt: body.approvedAt as string,
-      ...(body.expiresAt === undefined ? {} : { expiresAt: body.expiresAt }),
-    };
     const parts = keyParts(row.digest);
     if (parts !== undefined && parts[1] === this.workspace) {
       const [sessionId, , toolName, digest] = parts;
       const own = { sessionId, workDir: this.workDir, toolName, digest };
-      return { key: grantKey(own), ...own, ...audit };
+      return { ...stored, ...own, key: grantKey(own) };
     }
-    for (const field of ['sessionId', 'workDir', 'toolName', 'digest'] as const) {
-      if (typeof body[field] !== 'string') throw problem(`it has no text field "${field}"`);
-    }
-    return {
-      key: row.digest,
-      sessionId: body.sessionId as string,
-      workDir: body.workDir as string,
-      toolName: body.toolName as string,
-      digest: body.digest as string,
-      ...audit,
-    };
+    return { ...stored, key: row.digest };
   }
 
   private async query<Row extends pg.QueryResultRow = pg.QueryResultRow>(

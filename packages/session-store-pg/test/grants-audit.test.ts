@@ -276,6 +276,32 @@ describe.skipIf(!postgresAvailable())('PgGrantStore and PgAuditLog (SCALE-4)', (
       await expect(store.list()).rejects.toMatchObject({ code: 'grant_store_corrupt' });
     });
 
+    it('checks a row as a grant file\'s grant is checked, whether its key names the workspace or not', async () => {
+      const { a } = await twoInstances(await freshDatabase());
+      const store = new PgGrantStore({ pool: a.pool, workspace, workDir: pathOnA });
+      const translated = grantFor({ workDir: pathOnA });
+      const opaque: Grant = { ...grantFor({ workDir: pathOnA, digest: 'd2' }), key: 'opaque key' };
+      await store.put(translated);
+      await store.put(opaque);
+      // The key of a row that names the workspace gives its session, tool and digest; its body
+      // must still hold them, as every stored grant does.
+      for (const damage of ['body - \'toolName\'', 'jsonb_set(body, \'{sessionId}\', \'7\')']) {
+        await a.pool.query(`UPDATE claw_grants SET body = ${damage}`);
+        for (const key of [translated.key, opaque.key]) {
+          const error = await store.get(key).catch((caught: unknown) => caught);
+          expect(error, `${damage}: ${key}`).toBeInstanceOf(GrantStoreError);
+          expect(error, `${damage}: ${key}`).toMatchObject({ code: 'grant_store_corrupt', file: store.location });
+          expect((error as Error).message).toMatch(/its body has no text field "(toolName|sessionId)".*Revoke it/);
+        }
+        await a.pool.query('UPDATE claw_grants SET body = $1::jsonb WHERE digest = $2', [
+          JSON.stringify({ ...translated, key: grantKey({ ...translated, workDir: workspace }), workDir: workspace }),
+          grantKey({ ...translated, workDir: workspace }),
+        ]);
+        await a.pool.query('UPDATE claw_grants SET body = $1::jsonb WHERE digest = $2', [JSON.stringify(opaque), opaque.key]);
+        expect(await store.list()).toEqual([translated, opaque]);
+      }
+    });
+
     it('turns every database failure into a GrantStoreError that says PostgreSQL could not be reached', async () => {
       const url = await freshDatabase();
       await twoInstances(url);
