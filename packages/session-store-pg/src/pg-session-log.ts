@@ -11,7 +11,6 @@ import {
   type LogRecord,
   type RelayReply,
   type RelayRequest,
-  type SessionChange,
   type SessionLockHolder,
   type SessionLogLock,
   type SessionOwner,
@@ -26,6 +25,7 @@ import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
 import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
 import { PgRelay, changesChannel } from './relay.js';
+import { parseStored, readError, recordsOf, type ChangeRow } from './rows.js';
 import { advanceSummary, summarize } from './summary.js';
 
 /** Default length of a lease (SCALE-2): another instance may take the session over after it. */
@@ -344,41 +344,22 @@ export class PgSessionLog implements SessionRelay {
         await client.query('COMMIT');
         return undefined;
       }
-      const changes = await client.query<{ seq: string; at: string; change: string }>(
+      const changes = await client.query<ChangeRow>(
         'SELECT seq, at, change FROM claw_changes WHERE session_id = $1 AND seq > $2 ORDER BY seq',
         [id, stored.seq],
       );
       await client.query('COMMIT');
       return {
-        snapshot: this.parse<SessionSnapshot>(stored.body, location, 0),
-        records: changes.rows.map((row, index) => ({
-          seq: Number(row.seq),
-          at: row.at,
-          change: this.parse<SessionChange>(row.change, location, index + 1),
-        })),
+        snapshot: parseStored<SessionSnapshot>(stored.body, location, 0),
+        records: recordsOf(changes.rows, location),
         needsCompaction: false,
       };
     } catch (error) {
       broken = true;
       await client.query('ROLLBACK').catch(() => undefined);
-      if (error instanceof SessionLogError) throw error;
-      throw new SessionLogError(
-        `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable, then retry.`,
-        { code: 'session_read_failed', location, cause: error },
-      );
+      throw readError(error, location);
     } finally {
       client.release(broken);
-    }
-  }
-
-  private parse<T>(text: string, location: string, record: number): T {
-    try {
-      return JSON.parse(text) as T;
-    } catch (error) {
-      throw new SessionLogError(
-        `${location} holds a record that is not JSON (record ${record}): restore the database from a backup or remove the session.`,
-        { code: 'session_corrupt', location, record, cause: error },
-      );
     }
   }
 

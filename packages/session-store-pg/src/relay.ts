@@ -4,11 +4,11 @@ import {
   type LogRecord,
   type RelayReply,
   type RelayRequest,
-  type SessionChange,
   type SessionOwner,
 } from '@claw/session-store';
 import type pg from 'pg';
 import { PgListener } from './listener.js';
+import { readError, recordsOf, type ChangeRow } from './rows.js';
 
 /** The channel NOTIFY wakes readers on; the payload is `[sessionId, lastSeq]` as JSON. */
 export const changesChannel = 'claw_changes';
@@ -98,15 +98,11 @@ export class PgRelay {
   ): Promise<{ records: LogRecord[]; oldestSeq: number }> {
     const location = this.options.location(id);
     try {
-      const rows = await this.options.pool.query<{ seq: string; at: string; change: string }>(
+      const rows = await this.options.pool.query<ChangeRow>(
         'SELECT seq, at, change FROM claw_changes WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
         [id, afterSeq, Math.max(1, options.limit ?? 500)],
       );
-      const records = rows.rows.map((row, index) => ({
-        seq: Number(row.seq),
-        at: row.at,
-        change: parseChange(row.change, location, index),
-      }));
+      const records = recordsOf(rows.rows, location);
       const first = records[0];
       if (first !== undefined) return { records, oldestSeq: first.seq };
       // None after it: compacted away, or nothing new.
@@ -117,11 +113,7 @@ export class PgRelay {
       const last = Number(session.rows[0]?.last_seq ?? 0);
       return { records, oldestSeq: last > afterSeq ? last + 1 : afterSeq + 1 };
     } catch (error) {
-      if (error instanceof SessionLogError) throw error;
-      throw new SessionLogError(
-        `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable, then retry.`,
-        { code: 'session_read_failed', location, cause: error },
-      );
+      throw readError(error, location);
     }
   }
 
@@ -287,15 +279,4 @@ function addWaiter(waiters: Waiters, id: string, wake: () => void): () => void {
 
 function wakeAll(waiters: Waiters, id: string): void {
   for (const wake of waiters.get(id) ?? []) wake();
-}
-
-function parseChange(text: string, location: string, index: number): SessionChange {
-  try {
-    return JSON.parse(text) as SessionChange;
-  } catch (error) {
-    throw new SessionLogError(
-      `${location} holds a record that is not JSON: restore the database from a backup or remove the session.`,
-      { code: 'session_corrupt', location, record: index + 1, cause: error },
-    );
-  }
 }

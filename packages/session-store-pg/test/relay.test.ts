@@ -136,6 +136,31 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     expect(later.oldestSeq).toBe(6);
   });
 
+  it('refuses a change that is not JSON alike whether a load or a reader reads it, naming its seq', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b' });
+    await a.compact('s', emptySnapshot('s'));
+    await a.append('s', [1, 2, 3, 4].map((seq) => message(seq, `m${seq}`)), { sync: true });
+    await a.pool.query('UPDATE claw_changes SET change = $1 WHERE session_id = $2 AND seq = 3', ['{"type": "app', 's']);
+
+    const refusals = await Promise.all([
+      b.load('s'),
+      b.readSince('s', 0),
+      b.readSince('s', 2),
+      b.readSince('s', 2, { limit: 1 }),
+    ].map((read) => read.then(() => new Error('read'), (error: unknown) => error)));
+    const location = b.location('s');
+    for (const refusal of refusals) {
+      expect(refusal).toBeInstanceOf(SessionLogError);
+      expect(refusal).toMatchObject({ code: 'session_corrupt', location, record: 3 });
+      expect((refusal as Error).message).toBe((refusals[0] as Error).message);
+    }
+    expect((refusals[0] as Error).message).toContain('a change (seq 3) that is not JSON');
+    // The rows before it are read.
+    expect(plain((await b.readSince('s', 0, { limit: 2 })).records)).toEqual(plain([message(1, 'm1'), message(2, 'm2')]));
+  });
+
   it('tells a reader far behind a compaction that records are gone, and serves one within the kept window', async () => {
     const url = await freshDatabase();
     const a = await openLog(url, { instanceId: 'a', compactAfterRecords: 10_000 });
