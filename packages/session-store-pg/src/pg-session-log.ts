@@ -443,9 +443,8 @@ export class PgSessionLog implements SessionRelay {
       if (last === undefined) return { compactionDue: false };
       // The summary `list` shows goes along (a row stored before summaries gets one at the
       // next compaction).
-      const summary = row.summary === null
-        ? null
-        : JSON.stringify(advanceSummary(row.summary, records));
+      const advanced = row.summary === null ? undefined : advanceSummary(row.summary, records);
+      const summary = advanced === undefined ? null : JSON.stringify(advanced);
       // The records, the session row and the wake-up of readers elsewhere: one statement.
       const updated = await client.query<{ records_since_snapshot: number }>(
         `WITH added AS (
@@ -551,12 +550,18 @@ export class PgSessionLog implements SessionRelay {
         sessions.push(summary);
         continue;
       }
+      let stored: StoredLog | undefined;
       try {
-        const stored = await this.load(id);
-        if (stored !== undefined) sessions.push(summarize(stored.snapshot, stored.records));
+        stored = await this.load(id);
       } catch (error) {
         // Sessions that cannot be read are left out; a database that is down is not.
         if (!(error instanceof SessionLogError && error.code === 'session_corrupt')) throw error;
+      }
+      if (stored === undefined) continue;
+      try {
+        sessions.push(summarize(stored.snapshot, stored.records));
+      } catch {
+        // Records that do not fit the session: it is corrupt, and left out too.
       }
     }
     const last = page.at(-1)?.id;

@@ -1,4 +1,4 @@
-import { addCost, addUsage } from '@claw/core';
+import type { Message } from '@claw/core';
 import {
   summaryOf,
   type LogRecord,
@@ -7,46 +7,44 @@ import {
 } from '@claw/session-store';
 
 /**
- * The summary `list` shows of a stored session: its snapshot with the records after it applied
- * (messages appended, inserted by repair or cleared; usage and cost added; the last event seq).
+ * The summary `list` shows of a stored session: its snapshot with the records after it applied,
+ * as a load applies them (`summaryOf`).
+ *
+ * @throws Error when a record does not fit the session (a corrupt log).
  */
 export function summarize(
   snapshot: SessionSnapshot,
   records: readonly LogRecord[],
 ): SessionSummary {
-  return advanceSummary(summaryOf({ snapshot, records: [] }), records);
+  return summaryOf({ snapshot, records: [...records] });
 }
 
-/** `summary` with `records` applied (kept in the session's row, so that `list` reads no log). */
+/**
+ * `summary` with `records` applied (kept in the session's row, so that `list` reads no log), the
+ * way a load applies them: messages appended, inserted by repair or cleared, usage and cost
+ * added, the last event seq. `undefined` when a record does not fit the summary: `list` then
+ * reads the session whole (and leaves it out when it is corrupt).
+ */
 export function advanceSummary(
   summary: SessionSummary,
   records: readonly LogRecord[],
-): SessionSummary {
-  let { messageCount, usage, cost, lastEventSeq, updatedAt } = summary;
-  for (const record of records) {
-    const { change } = record;
-    switch (change.type) {
-      case 'append':
-        messageCount += change.messages.length;
-        break;
-      case 'repair':
-        messageCount += change.inserts.length;
-        break;
-      case 'clear':
-        messageCount = 0;
-        break;
-      case 'usage':
-        usage = addUsage(usage, change.usage);
-        cost = addCost(cost, change.costUsd);
-        break;
-      case 'event':
-        lastEventSeq = change.event.seq;
-        break;
-      case 'tool_started':
-      case 'tool_finished':
-        break;
-    }
-    updatedAt = record.at;
+): SessionSummary | undefined {
+  // The summary as a snapshot: only the number of messages counts, so their places stay empty.
+  const snapshot: SessionSnapshot = {
+    id: summary.id,
+    workDir: summary.workDir,
+    createdAt: summary.createdAt,
+    updatedAt: summary.updatedAt,
+    seq: 0,
+    eventSeq: summary.lastEventSeq,
+    history: new Array<Message>(summary.messageCount),
+    usage: summary.usage,
+    cost: summary.cost,
+    journal: { active: false, calls: [] },
+  };
+  try {
+    return summarize(snapshot, records);
+  } catch {
+    return undefined;
   }
-  return { ...summary, updatedAt, messageCount, usage, cost, lastEventSeq };
 }

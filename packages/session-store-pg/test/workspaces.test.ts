@@ -154,4 +154,42 @@ describe.skipIf(!postgresAvailable())('PgSessionLog.list: summaries kept in the 
     await read.pool.query('UPDATE claw_sessions SET summary = NULL WHERE id = $1', ['summed']);
     expect((await read.list()).sessions).toMatchObject([{ id: 'summed', messageCount: 0, lastEventSeq: 0 }]);
   });
+
+  it('leaves out a session whose records do not fit it, as the file store does, from its row or read whole', async () => {
+    const url = await freshDatabase();
+    const log = await openLog(url);
+    const store = new SessionStore({ log });
+    for (const id of ['healthy', 'gap', 'unfit']) {
+      const lease = await store.open(id, { workDir: '/work' });
+      await lease.session.append({ role: 'user', content: id });
+      await lease.release();
+    }
+    await store.close();
+
+    const other = await openLog(url);
+    const lastSeq = async (id: string) => Number(
+      (await other.pool.query<{ last_seq: string }>('SELECT last_seq FROM claw_sessions WHERE id = $1', [id])).rows[0]?.last_seq,
+    );
+    // An event that does not follow the session's last one (there is none), past the store.
+    const at = new Date().toISOString();
+    const event = { type: 'text_delta' as const, task_id: 't', content: 'x', session_id: 'gap', seq: 7, at };
+    await other.append('gap', [{ seq: await lastSeq('gap') + 1, at, change: { type: 'event', event } }], { sync: true });
+    // A row without a summary (an older claw's) whose last record inserts past its history's end.
+    const unfitSeq = await lastSeq('unfit');
+    const repair = { type: 'repair', inserts: [{ index: 9, message: { role: 'tool', toolCallId: 'c', content: 'x' } }] };
+    const updated = await other.pool.query(
+      'UPDATE claw_changes SET change = $1 WHERE session_id = $2 AND seq = $3',
+      [JSON.stringify(repair), 'unfit', unfitSeq],
+    );
+    expect(updated.rowCount).toBe(1);
+    await other.pool.query('UPDATE claw_sessions SET summary = NULL WHERE id = $1', ['unfit']);
+
+    expect((await other.list()).sessions.map((summary) => summary.id)).toEqual(['healthy']);
+    // Opening them says why.
+    const reopened = new SessionStore({ log: other });
+    for (const id of ['gap', 'unfit']) {
+      await expect(reopened.open(id, { workDir: '/work' })).rejects.toMatchObject({ code: 'session_corrupt' });
+    }
+    await reopened.close();
+  });
 });
