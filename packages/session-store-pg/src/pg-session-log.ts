@@ -533,19 +533,34 @@ export class PgSessionLog implements SessionRelay {
     return this.relay.serve(id, handle);
   }
 
-  async list(options: { limit?: number; after?: string } = {}): Promise<SessionPage> {
+  /**
+   * The stored sessions, a page at a time, in the order of their ids. With `workspace`, only
+   * those of that workspace (SCALE-5): bound to its id, or not bound yet (stored before
+   * workspace ids) and last working in its folder here (`workDir`, resolved).
+   */
+  async list(
+    options: { limit?: number; after?: string; workspace?: { id: string; workDir: string } } = {},
+  ): Promise<SessionPage> {
     const limit = Math.max(1, options.limit ?? 100);
+    const { workspace } = options;
     // "C" collation: the order of comparing the ids as strings, whatever the database's locale.
-    const rows = await this.pool.query<{ id: string; summary: SessionSummary | null }>(
-      `SELECT id, summary FROM claw_sessions WHERE stored AND ($1::text IS NULL OR id COLLATE "C" > $1::text COLLATE "C")
+    const rows = await this.pool.query<{
+      id: string;
+      summary: SessionSummary | null;
+      workspace: string | null;
+    }>(
+      `SELECT id, summary, workspace FROM claw_sessions
+       WHERE stored AND ($1::text IS NULL OR id COLLATE "C" > $1::text COLLATE "C")
+         AND ($3::text IS NULL OR workspace = $3 OR (workspace IS NULL
+           AND (summary IS NULL OR summary->>'workDir' = $4)))
        ORDER BY id COLLATE "C" LIMIT $2`,
-      [options.after ?? null, limit + 1],
+      [options.after ?? null, limit + 1, workspace?.id ?? null, workspace?.workDir ?? null],
     );
     const ids = rows.rows.map((row) => row.id);
     const page = rows.rows.slice(0, limit);
     const sessions = [];
     // Each row keeps its summary; only a session stored before summaries is read whole.
-    for (const { id, summary } of page) {
+    for (const { id, summary, workspace: bound } of page) {
       if (summary !== null) {
         sessions.push(summary);
         continue;
@@ -558,10 +573,15 @@ export class PgSessionLog implements SessionRelay {
         if (!(error instanceof SessionLogError && error.code === 'session_corrupt')) throw error;
       }
       if (stored === undefined) continue;
+      let read: SessionSummary;
       try {
-        sessions.push(summarize(stored.snapshot, stored.records));
+        read = summarize(stored.snapshot, stored.records);
       } catch {
         // Records that do not fit the session: it is corrupt, and left out too.
+        continue;
+      }
+      if (workspace === undefined || bound !== null || read.workDir === workspace.workDir) {
+        sessions.push(read);
       }
     }
     const last = page.at(-1)?.id;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { errnoCode } from '@claw/core';
 import {
   SessionStore,
+  type PersistentSession,
   type SessionLease,
   type SessionSummary,
 } from '@claw/session-store';
@@ -54,6 +55,11 @@ export class PgSessions {
   readonly log: PgSessionLog;
   private readonly store: SessionStore;
   private readonly ids = new Map<string, Promise<string>>();
+  /** The sessions open here, with their workspace: `list` shows them as they are in memory. */
+  private readonly opened = new Map<
+    string,
+    { session: PersistentSession; workspace: string; leases: number }
+  >();
 
   constructor(options: { log: PgSessionLog }) {
     this.log = options.log;
@@ -110,23 +116,52 @@ export class PgSessions {
       'UPDATE claw_sessions SET workspace = $2 WHERE id = $1 AND workspace IS NULL',
       [id, workspace],
     ).catch(() => undefined);
-    return lease;
+    return this.track(id, workspace, lease);
   }
 
-  /** The sessions of the workspace at `workDir`, most recently changed first. */
+  /** Keeps the session in {@link opened} while `lease` (or another lease on it) holds it. */
+  private track(id: string, workspace: string, lease: SessionLease): SessionLease {
+    let open = this.opened.get(id);
+    if (open?.session !== lease.session) {
+      open = { session: lease.session, workspace, leases: 0 };
+      this.opened.set(id, open);
+    }
+    const held = open;
+    held.leases += 1;
+    let released: Promise<void> | undefined;
+    return {
+      session: lease.session,
+      release: () => {
+        released ??= lease.release().finally(() => {
+          held.leases -= 1;
+          if (held.leases === 0 && this.opened.get(id) === held) this.opened.delete(id);
+        });
+        return released;
+      },
+    };
+  }
+
+  /**
+   * The sessions of the workspace at `workDir`, most recently changed first; those open here as
+   * they are in memory. Only that workspace's rows are read.
+   */
   async list(workDir: string): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
     const workspace = await this.workspaceOf(root);
-    const rows = await this.log.pool.query<{ id: string; workspace: string | null }>(
-      'SELECT id, workspace FROM claw_sessions WHERE workspace = $1 OR workspace IS NULL',
-      [workspace],
-    );
-    const bound = new Map(rows.rows.map((row) => [row.id, row.workspace]));
-    // A session not bound yet (stored before workspace ids) belongs to the folder it worked in.
-    return (await this.store.list()).filter((summary) => {
-      const of = bound.get(summary.id);
-      return of === workspace || (of === null && summary.workDir === root);
-    });
+    const summaries = new Map<string, SessionSummary>();
+    let after: string | undefined;
+    do {
+      const page = await this.log.list({
+        workspace: { id: workspace, workDir: root },
+        ...(after === undefined ? {} : { after }),
+      });
+      for (const summary of page.sessions) summaries.set(summary.id, summary);
+      after = page.next;
+    } while (after !== undefined);
+    for (const [id, open] of this.opened) {
+      if (open.workspace === workspace) summaries.set(id, open.session.summary());
+    }
+    return [...summaries.values()].sort(byRecency);
   }
 
   /** The grants of the workspace at `workDir`, in the database (SCALE-4). */
@@ -143,10 +178,18 @@ export class PgSessions {
 
   /** Stores what is open, gives up every lease and closes the log (and its pool). */
   async close(): Promise<void> {
+    this.opened.clear();
     try {
       await this.store.close();
     } finally {
       await this.log.close();
     }
   }
+}
+
+/** Most recently changed first; ties by id (the order `SessionStore.list` gives). */
+function byRecency(a: SessionSummary, b: SessionSummary): number {
+  const difference = Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
+  if (difference !== 0) return difference;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

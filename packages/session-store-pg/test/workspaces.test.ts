@@ -101,6 +101,61 @@ describe.skipIf(!postgresAvailable())('PgSessions: sessions bound to a logical w
     await again.release();
   });
 
+  it('lists the sessions of one workspace, reading only its rows, as when it read them all', async () => {
+    const url = await freshDatabase();
+    const first = await folder();
+    const second = await folder();
+    const log = await openLog(url);
+    // What the log hands out while a workspace is listed.
+    const handedOut: string[] = [];
+    const listPage = log.list.bind(log);
+    log.list = async (options) => {
+      const page = await listPage(options);
+      handedOut.push(...page.sessions.map((summary) => summary.id));
+      return page;
+    };
+    const sessions = new PgSessions({ log });
+    for (const [id, workDir] of [['a-1', first], ['b-1', second], ['a-2', first]] as const) {
+      const lease = await sessions.open(id, { workDir });
+      await lease.session.append({ role: 'user', content: id });
+      await lease.release();
+    }
+    // Stored before workspace ids (not bound): they belong to the folder they worked in; one of
+    // them also before summaries (read whole).
+    const older = new SessionStore({ log: await openLog(url) });
+    for (const [id, workDir] of [['old-a', first], ['old-b', second], ['old-a-whole', first]] as const) {
+      const lease = await older.open(id, { workDir });
+      await lease.session.append({ role: 'user', content: id });
+      await lease.release();
+    }
+    await older.close();
+    await log.pool.query('UPDATE claw_sessions SET summary = NULL WHERE id = $1', ['old-a-whole']);
+    // Open here, nothing stored yet; and open with a change on top of what is stored.
+    const fresh = await sessions.open('a-fresh', { workDir: first });
+    const busy = await sessions.open('a-1', { workDir: first });
+    await busy.session.append({ role: 'assistant', content: 'more' });
+
+    const listedFirst = await sessions.list(first);
+    expect(listedFirst.map((summary) => summary.id).sort()).toEqual(
+      ['a-1', 'a-2', 'a-fresh', 'old-a', 'old-a-whole'],
+    );
+    expect(listedFirst.find((summary) => summary.id === 'a-1')?.messageCount).toBe(2);
+    const times = listedFirst.map((summary) => Date.parse(summary.updatedAt));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    expect(handedOut).not.toContain('b-1');
+    expect(handedOut).not.toContain('old-b');
+
+    handedOut.length = 0;
+    expect((await sessions.list(second)).map((summary) => summary.id).sort()).toEqual(['b-1', 'old-b']);
+    expect(handedOut.filter((id) => id.startsWith('a') || id.startsWith('old-a'))).toEqual([]);
+    await fresh.release();
+    await busy.release();
+    // Once let go, a session never stored is not listed.
+    expect((await sessions.list(first)).map((summary) => summary.id).sort()).toEqual(
+      ['a-1', 'a-2', 'old-a', 'old-a-whole'],
+    );
+  });
+
   it('keeps grants and audit rows per workspace id, shared by the instances that mount it', async () => {
     const url = await freshDatabase();
     const real = await folder();
