@@ -14,8 +14,8 @@ export {
   type PgSessionLease,
   type PgSessionLogOptions,
 } from './pg-session-log.js';
-export { PgSessions, WorkspaceUnavailableError } from './pg-sessions.js';
-export { workspaceIdOf, workspaceIdPath } from './workspace-id.js';
+export { PgSessions } from './pg-sessions.js';
+export { WorkspaceUnavailableError, workspaceIdOf, workspaceIdPath } from './workspace-id.js';
 export { PgListener, type PgListenerOptions } from './listener.js';
 export { changesChannel, inboxChannel } from './relay.js';
 export {

@@ -26,6 +26,7 @@ import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
 import { PgRelay, changesChannel } from './relay.js';
 import { parseStored, readError, recordsOf, type ChangeRow } from './rows.js';
+import { WorkspaceUnavailableError } from './workspace-id.js';
 import { advanceSummary, summarize } from './summary.js';
 
 /** Default length of a lease (SCALE-2): another instance may take the session over after it. */
@@ -63,6 +64,12 @@ export interface PgSessionLogOptions {
   pollMs?: number;
 }
 
+/** A workspace a claim binds a session to: its logical id, and its folder here (for errors). */
+export interface WorkspaceClaim {
+  id: string;
+  workDir: string;
+}
+
 /** What `acquire` returns: the lease on one session. */
 export interface PgSessionLease extends SessionLogLock {
   /** The epoch of this ownership: one more than the previous owner's (SCALE-3). */
@@ -76,6 +83,8 @@ export interface PgSessionLease extends SessionLogLock {
 interface Held {
   token: string;
   epoch: number;
+  /** The workspace the session was bound to when claimed. */
+  workspace: string | undefined;
   keeper: LeaseKeeper;
   lost: SessionLeaseLostError | undefined;
   resolveLost: (error: SessionLeaseLostError) => void;
@@ -115,6 +124,8 @@ export class PgSessionLog implements SessionRelay {
   private readonly compactAfterRecords: number;
   private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
   private readonly held = new Map<string, Held>();
+  /** The workspaces claims bind sessions to (`bindOnClaim`). */
+  private readonly claims = new Map<string, WorkspaceClaim>();
   /** Sessions whose lease this log lost and let go: their late writes are refused with it. */
   private readonly lostLeases = new Map<string, SessionLeaseLostError>();
   private readonly relay: PgRelay;
@@ -194,10 +205,16 @@ export class PgSessionLog implements SessionRelay {
     return `PostgreSQL session ${JSON.stringify(id)}`;
   }
 
-  /** The epoch and token of a lease this log holds on `id`, if any. */
-  leaseOf(id: string): { epoch: number; lost: boolean } | undefined {
+  /**
+   * The lease this log holds on `id`, if any: its epoch, whether it was lost, and the workspace
+   * the session was bound to when it was claimed (undefined: none).
+   */
+  leaseOf(
+    id: string,
+  ): { epoch: number; lost: boolean; workspace: string | undefined } | undefined {
     const held = this.held.get(id);
-    return held === undefined ? undefined : { epoch: held.epoch, lost: held.lost !== undefined };
+    if (held === undefined) return undefined;
+    return { epoch: held.epoch, lost: held.lost !== undefined, workspace: held.workspace };
   }
 
   private async register(): Promise<void> {
@@ -208,8 +225,31 @@ export class PgSessionLog implements SessionRelay {
     );
   }
 
+  /**
+   * Until the returned function is called, this log's claims of `id` (`acquire`, e.g. through a
+   * `SessionStore`) bind the session to `workspace` in the claim statement itself, when it is
+   * bound to none yet, and are refused with WorkspaceUnavailableError when it is bound to another
+   * one (SCALE-5). The claimed lease then names the session's workspace (`leaseOf`).
+   */
+  bindOnClaim(id: string, workspace: WorkspaceClaim): () => void {
+    const claim = { ...workspace };
+    this.claims.set(id, claim);
+    return () => {
+      if (this.claims.get(id) === claim) this.claims.delete(id);
+    };
+  }
+
+  /**
+   * Takes the session's lease (SCALE-2): a new session, one nobody holds, or one whose owner's
+   * lease lapsed (then with the next epoch: a takeover).
+   *
+   * @throws SessionLockedError when another owner's lease is live.
+   * @throws WorkspaceUnavailableError when a workspace is bound on claim (`bindOnClaim`) and the
+   *   session belongs to another one; nothing is claimed.
+   */
   async acquire(id: string): Promise<PgSessionLease> {
     this.location(id);
+    const claim = this.claims.get(id);
     const token = randomUUID();
     const holder = {
       pid: process.pid,
@@ -218,26 +258,45 @@ export class PgSessionLog implements SessionRelay {
       instance: this.instanceId,
     };
     for (let attempt = 0; ; attempt += 1) {
-      const claimed = await this.pool.query<{ epoch: string; previous_owner: string | null }>(
-        `INSERT INTO claw_sessions (id, owner, owner_instance, holder, epoch, lease_until)
-         VALUES ($1, $2, $3, $4, 1, now() + $5 * interval '1 millisecond')
+      const claimed = await this.pool.query<{
+        epoch: string;
+        previous_owner: string | null;
+        workspace: string | null;
+      }>(
+        `INSERT INTO claw_sessions (id, owner, owner_instance, holder, epoch, lease_until, workspace)
+         VALUES ($1, $2, $3, $4, 1, now() + $5 * interval '1 millisecond', $6)
          ON CONFLICT (id) DO UPDATE SET
            previous_owner = claw_sessions.owner,
            owner = EXCLUDED.owner, owner_instance = EXCLUDED.owner_instance, holder = EXCLUDED.holder,
-           epoch = claw_sessions.epoch + 1, lease_until = EXCLUDED.lease_until
-         WHERE claw_sessions.owner IS NULL OR claw_sessions.lease_until <= now()
-         RETURNING epoch, previous_owner`,
-        [id, token, this.instanceId, JSON.stringify(holder), this.leaseMs],
+           epoch = claw_sessions.epoch + 1, lease_until = EXCLUDED.lease_until,
+           workspace = coalesce(claw_sessions.workspace, EXCLUDED.workspace)
+         WHERE (claw_sessions.owner IS NULL OR claw_sessions.lease_until <= now())
+           AND (EXCLUDED.workspace IS NULL OR claw_sessions.workspace IS NULL
+             OR claw_sessions.workspace = EXCLUDED.workspace)
+         RETURNING epoch, previous_owner, workspace`,
+        [id, token, this.instanceId, JSON.stringify(holder), this.leaseMs, claim?.id ?? null],
       );
       const row = claimed.rows[0];
       if (row !== undefined) {
-        return this.hold(id, token, holder, Number(row.epoch), row.previous_owner !== null);
+        return this.hold(id, token, holder, {
+          epoch: Number(row.epoch),
+          tookOver: row.previous_owner !== null,
+          workspace: row.workspace ?? undefined,
+        });
       }
-      const current = await this.pool.query<SessionRow>(
-        `SELECT ${holderColumns} FROM claw_sessions WHERE id = $1`,
+      const current = await this.pool.query<SessionRow & { workspace: string | null }>(
+        `SELECT ${holderColumns}, workspace FROM claw_sessions WHERE id = $1`,
         [id],
       );
       const owner = current.rows[0];
+      const bound = owner?.workspace ?? null;
+      if (claim !== undefined && bound !== null && bound !== claim.id) {
+        throw new WorkspaceUnavailableError({
+          sessionId: id,
+          workDir: claim.workDir,
+          workspace: bound,
+        });
+      }
       // Released between the two statements: try again.
       if (owner === undefined || owner.owner === null || !owner.live) {
         if (attempt < 3) continue;
@@ -266,9 +325,9 @@ export class PgSessionLog implements SessionRelay {
     id: string,
     token: string,
     holder: SessionLockHolder,
-    epoch: number,
-    tookOver: boolean,
+    claimed: { epoch: number; tookOver: boolean; workspace: string | undefined },
   ): PgSessionLease {
+    const { epoch, tookOver, workspace } = claimed;
     let resolveLost!: (error: SessionLeaseLostError) => void;
     const lost = new Promise<SessionLeaseLostError>((resolve) => {
       resolveLost = resolve;
@@ -276,6 +335,7 @@ export class PgSessionLog implements SessionRelay {
     const held: Held = {
       token,
       epoch,
+      workspace,
       lost: undefined,
       resolveLost,
       keeper: new LeaseKeeper({

@@ -7,42 +7,10 @@ import {
   type SessionLease,
   type SessionSummary,
 } from '@claw/session-store';
-import { PgSessionError } from './errors.js';
 import { PgAuditLog } from './pg-audit-log.js';
 import { PgGrantStore } from './pg-grant-store.js';
 import type { PgSessionLog } from './pg-session-log.js';
-import { workspaceIdOf, workspaceIdPath } from './workspace-id.js';
-
-/**
- * The session is bound to a workspace this instance cannot reach (SCALE-5,
- * `workspace_unavailable`): it is refused here rather than run in the wrong folder.
- */
-export class WorkspaceUnavailableError extends PgSessionError {
-  declare readonly code: 'workspace_unavailable';
-  readonly sessionId: string;
-  readonly workDir: string;
-  /** The workspace the session belongs to, when it is not the one at `workDir` here. */
-  readonly workspace: string | undefined;
-
-  constructor(
-    options: { sessionId: string; workDir: string; workspace?: string; cause?: unknown },
-  ) {
-    super(
-      options.workspace === undefined
-        ? `Session ${JSON.stringify(options.sessionId)} works in ${options.workDir}, which this ` +
-        'claw instance cannot reach. Mount the shared workspace folder on every instance, or ' +
-        'open the session through an instance that has it.'
-        : `Session ${JSON.stringify(options.sessionId)} belongs to workspace ` +
-          `${JSON.stringify(options.workspace)}, and ${options.workDir} on this claw instance is ` +
-          'another workspace. Open it in the folder where that workspace is mounted (its ' +
-          `${workspaceIdPath} names it), or through an instance that has it.`,
-      { code: 'workspace_unavailable', cause: options.cause, userError: true },
-    );
-    this.sessionId = options.sessionId;
-    this.workDir = options.workDir;
-    this.workspace = options.workspace;
-  }
-}
+import { WorkspaceUnavailableError, workspaceIdOf } from './workspace-id.js';
 
 /**
  * Sessions of every workspace in one PostgreSQL database, for a claw-server instance: what the
@@ -94,7 +62,9 @@ export class PgSessions {
   }
 
   /**
-   * Opens the session (taking its lease) in `workDir`, and binds a new session to that workspace.
+   * Opens the session (taking its lease) in `workDir`, and binds a new session to that workspace
+   * in the claim of the lease itself (SCALE-5): a session bound to another workspace is never
+   * claimed here.
    *
    * @throws WorkspaceUnavailableError when `workDir` is not a folder on this machine, or is not
    *   the session's workspace.
@@ -103,19 +73,23 @@ export class PgSessions {
   async open(id: string, options: { workDir: string }): Promise<SessionLease> {
     const workDir = path.resolve(options.workDir);
     const workspace = await this.workspaceOf(workDir, id);
-    const bound = await this.log.pool.query<{ workspace: string | null }>(
-      'SELECT workspace FROM claw_sessions WHERE id = $1',
-      [id],
-    );
-    const owner = bound.rows[0]?.workspace ?? null;
-    if (owner !== null && owner !== workspace) {
-      throw new WorkspaceUnavailableError({ sessionId: id, workDir, workspace: owner });
+    const withdraw = this.log.bindOnClaim(id, { id: workspace, workDir });
+    let lease: SessionLease;
+    try {
+      lease = await this.store.open(id, { workDir });
+    } finally {
+      withdraw();
     }
-    const lease = await this.store.open(id, { workDir });
-    await this.log.pool.query(
-      'UPDATE claw_sessions SET workspace = $2 WHERE id = $1 AND workspace IS NULL',
-      [id, workspace],
-    ).catch(() => undefined);
+    // Open here already (claimed by an earlier open): bound as that claim found it.
+    const bound = this.log.leaseOf(id)?.workspace;
+    if (bound !== workspace) {
+      await lease.release();
+      throw new WorkspaceUnavailableError({
+        sessionId: id,
+        workDir,
+        ...(bound === undefined ? {} : { workspace: bound }),
+      });
+    }
     return this.track(id, workspace, lease);
   }
 

@@ -60,3 +60,34 @@ function unavailable(file: string, problem: string, cause?: unknown): PgSessionE
     { code: 'workspace_unavailable', cause, userError: true },
   );
 }
+
+/**
+ * The session is bound to a workspace this instance cannot reach (SCALE-5,
+ * `workspace_unavailable`): it is refused here rather than run in the wrong folder.
+ */
+export class WorkspaceUnavailableError extends PgSessionError {
+  declare readonly code: 'workspace_unavailable';
+  readonly sessionId: string;
+  readonly workDir: string;
+  /** The workspace the session belongs to, when it is not the one at `workDir` here. */
+  readonly workspace: string | undefined;
+
+  constructor(
+    options: { sessionId: string; workDir: string; workspace?: string; cause?: unknown },
+  ) {
+    super(
+      options.workspace === undefined
+        ? `Session ${JSON.stringify(options.sessionId)} works in ${options.workDir}, which this ` +
+        'claw instance cannot reach. Mount the shared workspace folder on every instance, or ' +
+        'open the session through an instance that has it.'
+        : `Session ${JSON.stringify(options.sessionId)} belongs to workspace ` +
+          `${JSON.stringify(options.workspace)}, and ${options.workDir} on this claw instance is ` +
+          'another workspace. Open it in the folder where that workspace is mounted (its ' +
+          `${workspaceIdPath} names it), or through an instance that has it.`,
+      { code: 'workspace_unavailable', cause: options.cause, userError: true },
+    );
+    this.sessionId = options.sessionId;
+    this.workDir = options.workDir;
+    this.workspace = options.workspace;
+  }
+}

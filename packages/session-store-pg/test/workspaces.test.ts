@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SessionStore } from '@claw/session-store';
-import { afterEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   PgSessionError,
   PgSessions,
@@ -154,6 +155,63 @@ describe.skipIf(!postgresAvailable())('PgSessions: sessions bound to a logical w
     expect((await sessions.list(first)).map((summary) => summary.id).sort()).toEqual(
       ['a-1', 'a-2', 'old-a', 'old-a-whole'],
     );
+  });
+
+  it('binds a session in the claim itself: one bound to another workspace meanwhile is not claimed', async () => {
+    const url = await freshDatabase();
+    const first = await folder();
+    const second = await folder();
+    // A session of an older claw: stored, bound to no workspace.
+    const older = new SessionStore({ log: await openLog(url) });
+    const made = await older.open('raced', { workDir: second });
+    await made.session.append({ role: 'user', content: 'hello' });
+    await made.release();
+    await older.close();
+    const sessions = new PgSessions({ log: await openLog(url) });
+    const before = await sessions.log.pool.query<{ epoch: string }>('SELECT epoch FROM claw_sessions WHERE id = $1', ['raced']);
+
+    // Another instance holds the row while this one claims it, and binds it to the first workspace.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM claw_sessions WHERE id = $1 FOR UPDATE', ['raced']);
+      const opening = sessions.open('raced', { workDir: second }).catch((caught: unknown) => caught);
+      await vi.waitFor(async () => {
+        const waiting = await other.query<{ count: string }>(
+          `SELECT count(*) FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        expect(Number(waiting.rows[0]?.count)).toBe(1);
+      }, { timeout: 5_000, interval: 10 });
+      await other.query('UPDATE claw_sessions SET workspace = $2 WHERE id = $1', ['raced', await workspaceIdOf(first)]);
+      await other.query('COMMIT');
+
+      const refused = await opening;
+      expect(refused).toBeInstanceOf(WorkspaceUnavailableError);
+      expect(refused).toMatchObject({ workspace: await workspaceIdOf(first), workDir: second });
+    } finally {
+      await other.end();
+    }
+    const after = await sessions.log.pool.query('SELECT owner, epoch FROM claw_sessions WHERE id = $1', ['raced']);
+    expect(after.rows).toEqual([{ owner: null, epoch: before.rows[0]?.epoch }]);
+  });
+
+  it('surfaces a failure to bind a session to its workspace, and claims nothing then', async () => {
+    const url = await freshDatabase();
+    const workDir = await folder();
+    const log = await openLog(url);
+    await log.pool.query(
+      `CREATE FUNCTION claw_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'binding refused by the test'; END $$`,
+    );
+    await log.pool.query(
+      `CREATE TRIGGER claw_test_refuse BEFORE INSERT OR UPDATE ON claw_sessions FOR EACH ROW
+       WHEN (NEW.workspace IS NOT NULL) EXECUTE FUNCTION claw_test_refuse()`,
+    );
+    const sessions = new PgSessions({ log });
+    await expect(sessions.open('unbound', { workDir })).rejects.toThrow('binding refused by the test');
+    expect((await log.pool.query('SELECT id FROM claw_sessions')).rows).toEqual([]);
   });
 
   it('keeps grants and audit rows per workspace id, shared by the instances that mount it', async () => {
