@@ -654,14 +654,15 @@ export class PgSessionLog implements SessionRelay {
  * woken: one of them may take the session over now.
  */
 async function releaseLease(pool: pg.Pool, id: string, token: string): Promise<void> {
-  await pool.query('DELETE FROM claw_sessions WHERE id = $1 AND owner = $2 AND NOT stored', [id, token]);
-  const released = await pool.query<{ last_seq: string }>(
-    `UPDATE claw_sessions SET owner = NULL, owner_instance = NULL, holder = NULL, lease_until = NULL
-     WHERE id = $1 AND owner = $2 RETURNING last_seq`,
-    [id, token],
+  // The release and the wake-up of readers elsewhere: one statement.
+  await pool.query(
+    `WITH dropped AS (
+       DELETE FROM claw_sessions WHERE id = $1 AND owner = $2 AND NOT stored
+     ), released AS (
+       UPDATE claw_sessions SET owner = NULL, owner_instance = NULL, holder = NULL, lease_until = NULL
+       WHERE id = $1 AND owner = $2 AND stored RETURNING last_seq
+     )
+     SELECT pg_notify($3, json_build_array($1::text, last_seq)::text) FROM released`,
+    [id, token, changesChannel],
   );
-  const row = released.rows[0];
-  if (row !== undefined) {
-    await pool.query('SELECT pg_notify($1, $2)', [changesChannel, JSON.stringify([id, Number(row.last_seq)])]);
-  }
 }

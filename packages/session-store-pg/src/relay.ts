@@ -39,12 +39,17 @@ export class PgRelay {
   private readonly requestWaiters: Waiters = new Map();
   private readonly replyWaiters = new Map<string, () => void>();
   private listener: PgListener | undefined;
+  /** The sessions this instance serves (one entry per `serve`), for the shared poll. */
+  private readonly served = new Set<{ id: string; drain: () => void }>();
+  private poller: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: PgRelayOptions) {
     this.options = options;
   }
 
   async close(): Promise<void> {
+    clearInterval(this.poller);
+    this.poller = undefined;
     await this.listener?.close();
     this.listener = undefined;
   }
@@ -138,12 +143,23 @@ export class PgRelay {
     const { pool } = this.options;
     let rowId: string;
     try {
+      // The request and the owner's wake-up: one statement.
       const inserted = await pool.query<{ id: string }>(
-        'INSERT INTO claw_inbox (session_id, kind, payload, from_instance) VALUES ($1, $2, $3, $4) RETURNING id',
-        [id, request.kind, JSON.stringify(request), this.options.instanceId],
+        `WITH request AS (
+           INSERT INTO claw_inbox (session_id, kind, payload, from_instance) VALUES ($1, $2, $3, $4)
+           RETURNING id
+         )
+         SELECT id, pg_notify($5, $6) FROM request`,
+        [
+          id,
+          request.kind,
+          JSON.stringify(request),
+          this.options.instanceId,
+          inboxChannel,
+          JSON.stringify(['request', id]),
+        ],
       );
       rowId = String(inserted.rows[0]?.id);
-      await pool.query('SELECT pg_notify($1, $2)', [inboxChannel, JSON.stringify(['request', id])]);
     } catch (error) {
       throw new SessionLogError(
         `Could not hand a ${request.kind} to the owner of ${location}: ${errorMessage(error)}. ` +
@@ -231,8 +247,12 @@ export class PgRelay {
               code: 'internal_error',
               message: errorMessage(error),
             }));
-            await pool.query('UPDATE claw_inbox SET reply = $2 WHERE id = $1', [rowId, JSON.stringify(reply)]);
-            await pool.query('SELECT pg_notify($1, $2)', [inboxChannel, JSON.stringify(['reply', id, rowId])]);
+            // The reply and its sender's wake-up: one statement.
+            await pool.query(
+              `WITH replied AS (UPDATE claw_inbox SET reply = $2 WHERE id = $1 RETURNING id)
+               SELECT pg_notify($3, $4) FROM replied`,
+              [rowId, JSON.stringify(reply), inboxChannel, JSON.stringify(['reply', id, rowId])],
+            );
           }
         } while (again && !stopped);
       } catch {
@@ -243,24 +263,62 @@ export class PgRelay {
     };
     void this.listen();
     const unwatch = addWaiter(this.requestWaiters, id, () => void drain());
-    let polls = 0;
-    const poll = setInterval(() => {
-      void drain();
-      // Replies nobody read (their sender stopped) are let go after a while.
-      polls += 1;
-      if (polls % 60 !== 0) return;
-      void pool.query(
-        'DELETE FROM claw_inbox WHERE session_id = $1 AND taken_at < now() - interval \'10 minutes\'',
-        [id],
-      ).catch(() => undefined);
-    }, this.options.pollMs);
-    poll.unref();
+    const served = { id, drain: () => void drain() };
+    this.served.add(served);
+    this.poller ??= this.startPolling();
     void drain();
     return () => {
       stopped = true;
       unwatch();
-      clearInterval(poll);
+      this.served.delete(served);
+      if (this.served.size === 0) {
+        clearInterval(this.poller);
+        this.poller = undefined;
+      }
     };
+  }
+
+  /**
+   * The backstop of lost wake-ups for every session this instance serves: one look at the inbox
+   * per `pollMs` for all of them (not one per session), and a drain of those with requests.
+   */
+  private startPolling(): ReturnType<typeof setInterval> {
+    let polls = 0;
+    let polling = false;
+    const poller = setInterval(() => {
+      if (polling) return;
+      polling = true;
+      polls += 1;
+      const sweep = polls % 60 === 0;
+      void this.poll(sweep).finally(() => {
+        polling = false;
+      });
+    }, this.options.pollMs);
+    poller.unref();
+    return poller;
+  }
+
+  private async poll(sweep: boolean): Promise<void> {
+    const ids = [...new Set([...this.served].map((served) => served.id))];
+    if (ids.length === 0) return;
+    const { pool } = this.options;
+    try {
+      const waiting = await pool.query<{ session_id: string }>(
+        'SELECT DISTINCT session_id FROM claw_inbox WHERE session_id = ANY($1::text[]) AND taken_at IS NULL',
+        [ids],
+      );
+      const due = new Set(waiting.rows.map((row) => row.session_id));
+      for (const served of this.served) if (due.has(served.id)) served.drain();
+      // Replies nobody read (their sender stopped) are let go after a while.
+      if (sweep) {
+        await pool.query(
+          'DELETE FROM claw_inbox WHERE session_id = ANY($1::text[]) AND taken_at < now() - interval \'10 minutes\'',
+          [ids],
+        );
+      }
+    } catch {
+      // The database is away: the next poll tries again.
+    }
   }
 }
 

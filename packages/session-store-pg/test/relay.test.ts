@@ -450,6 +450,87 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     stop();
   });
 
+  it('looks at the inbox once per poll for all the sessions it serves, and serves a request whose wake-up was lost', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a', pollMs: 1000 });
+    // Listening before serving: its first connection wakes every server (a drain each).
+    const listening = wakeCounter();
+    const unwatch = a.watch('other', listening.wake);
+    await untilListening(listening);
+    const query = vi.spyOn(a.pool, 'query');
+    const settled = async () => {
+      await Promise.allSettled(query.mock.results.map((result) => result.value as unknown));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const handled: string[] = [];
+      const ids = ['s1', 's2', 's3', 's4', 's5'];
+      const stops = ids.map((id) => a.serve(id, (request) => {
+        handled.push(`${id} ${request.kind}`);
+        return Promise.resolve({ ok: true });
+      }));
+      await settled();
+      const issued: number[] = [];
+      for (let poll = 0; poll < 3; poll += 1) {
+        const before = query.mock.calls.length;
+        vi.advanceTimersByTime(1000);
+        issued.push(query.mock.calls.length - before);
+        await settled();
+      }
+      expect(issued).toEqual([1, 1, 1]);
+
+      // A request without its NOTIFY (a lost wake-up): the next poll finds it.
+      await a.pool.query(
+        `INSERT INTO claw_inbox (session_id, kind, payload, from_instance)
+         VALUES ('s4', 'watching', '{"kind": "watching", "by": "b"}', 'b')`,
+      );
+      await settled();
+      expect(handled).toEqual([]);
+      vi.advanceTimersByTime(1000);
+      await settled();
+      await settled();
+      expect(handled).toEqual(['s4 watching']);
+      for (const stop of stops) stop();
+      const before = query.mock.calls.length;
+      vi.advanceTimersByTime(5000);
+      expect(query.mock.calls.length).toBe(before);
+    } finally {
+      vi.useRealTimers();
+      query.mockRestore();
+      unwatch();
+    }
+  });
+
+  it('sends a request, replies and gives a lease up each with its wake-up in the same statement', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b' });
+    await a.compact('s', emptySnapshot('s'));
+    const lease = await a.acquire('s');
+    const watcher = wakeCounter();
+    const unwatch = b.watch('s', watcher.wake);
+    await untilListening(watcher);
+    const onA = vi.spyOn(a.pool, 'query');
+    const onB = vi.spyOn(b.pool, 'query');
+    const stop = a.serve('s', () => Promise.resolve({ ok: true }));
+    expect(await b.send('s', prompt('hello'), { timeoutMs: 10_000 })).toEqual({ ok: true });
+    stop();
+    watcher.count = 0;
+    await lease.release();
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    unwatch();
+
+    const notifying = (spy: typeof onA) => spy.mock.calls
+      .map(([text]) => (typeof text === 'string' ? text : ''))
+      .filter((text) => text.includes('pg_notify'))
+      .map((text) => text.replace(/\s+/g, ' ').match(/^(WITH \w+ AS \( ?)?(\w+ \w+ \w+)/)?.[2]);
+    expect(notifying(onB)).toEqual(['INSERT INTO claw_inbox']);
+    expect(notifying(onA)).toEqual(['UPDATE claw_inbox SET', 'DELETE FROM claw_sessions']);
+    onA.mockRestore();
+    onB.mockRestore();
+  });
+
   it('names the owner of a session, live while its lease runs and not once it lapsed', async () => {
     const url = await freshDatabase();
     const timers = new ManualTimers();
