@@ -113,9 +113,12 @@ export class ChannelConnection {
       this.resolveClosed = resolve;
     });
     const writer = options.writer;
+    // The transport's batch write, when it has one (a turn's events in one system call).
+    const writeBatch = writer.writeBatch?.bind(writer);
     this.out = new OutboundQueue(
       {
         write: (json, event) => writer.write(json, event),
+        ...(writeBatch === undefined ? {} : { writeBatch }),
         close: (reason) => {
           writer.close(reason);
           void this.close(reason);

@@ -13,7 +13,10 @@ export interface StreamTaskOptions {
   workDir: string;
   sessionId: string;
   prompt: string;
-  /** Writes one line of output (a JSON event and its newline); rejects when it cannot. */
+  /**
+   * Writes output: one or more whole lines, each a JSON event and its newline (the events that
+   * waited for the output go out in one write); rejects when it cannot.
+   */
   write: (line: string) => Promise<void>;
   /** Who answers approvals (a terminal, or an unattended denial). */
   approvalHandler?: ApprovalHandler;

@@ -5,10 +5,11 @@ import { cleanUp, factoryWith, workspace, writeCall } from './helpers.js';
 
 afterEach(cleanUp);
 
-const parse = (lines: string[]): ServerEvent[] =>
-  lines.map((line) => {
-    expect(line.endsWith('\n')).toBe(true);
-    return serverEventSchema.parse(JSON.parse(line));
+// Each write is one or more whole lines (what waits goes out in one write).
+const parse = (writes: string[]): ServerEvent[] =>
+  writes.flatMap((text) => {
+    expect(text.endsWith('\n')).toBe(true);
+    return text.slice(0, -1).split('\n').map((line) => serverEventSchema.parse(JSON.parse(line)));
   });
 
 describe('streamTask: the stdio transport (CLI-7)', () => {
@@ -33,6 +34,34 @@ describe('streamTask: the stdio transport (CLI-7)', () => {
     expect(resolved).toMatchObject({ decision: 'deny', by: 'stdio:cli' });
     const seqs = events.slice(1).map((event) => ('seq' in event ? event.seq : -1));
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+  });
+
+  it('writes the events that waited for a slow output together, in order, in one write', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([writeCall('w1'), writeCall('w2'), { text: 'done' }]);
+    const writes: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const result = streamTask({
+      runtimes, workDir, sessionId: 'cli', prompt: 'write',
+      // The first write (session_opened) is slow: the task's events wait for it meanwhile.
+      write: async (text) => {
+        writes.push(text);
+        if (writes.length === 1) await held;
+      },
+      approvalHandler: new UnattendedApprovals(),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(writes).toHaveLength(1);
+    release();
+    expect(await result).toMatchObject({ ok: true, end: { type: 'task_completed' } });
+    expect(writes[1]?.split('\n').length).toBeGreaterThan(2);
+    const events = parse(writes);
+    const seqs = events.slice(1).map((event) => ('seq' in event ? event.seq : -1));
+    expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+    expect(events.at(-1)).toMatchObject({ type: 'task_completed', content: 'done' });
   });
 
   it('cancels on abort and still ends with task_canceled', async () => {
