@@ -195,7 +195,7 @@ export class RemoteSession {
    * Takes the events of the runtime here in, from the last one this session has, until it
    * closes. Behind the runtime's subscriber bound, it catches up from its cursor (the clients
    * never miss an event). When the runtime no longer keeps the events after the cursor, it goes
-   * on from the runtime's last one: the gap ends this session's subscribers behind it with
+   * on from the oldest one it keeps: the gap ends this session's subscribers behind it with
    * `lagged`, and a client's cursor then gets `cursor_expired` (it is told, and starts afresh).
    */
   private async pipe(local: Runtime): Promise<void> {
@@ -203,7 +203,8 @@ export class RemoteSession {
     let cursor = this.events.lastSeq;
     for (;;) {
       try {
-        if (local.cursorError(cursor) !== undefined) cursor = local.snapshot().seq;
+        const expired = local.cursorError(cursor);
+        if (expired !== undefined) cursor = expired.oldestSeq - 1;
         for await (const event of local.events({ after: cursor, signal })) {
           cursor = event.seq;
           this.events.ingest(event);

@@ -1,8 +1,10 @@
 import { ClawError, type SessionEvent } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  CursorExpiredError,
   RemoteSession,
   SessionBusyError,
+  SubscriberLaggedError,
   relayHandler,
   type SessionSource,
 } from '../src/index.js';
@@ -70,6 +72,52 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     expect(seen.map((event) => event.seq)).toEqual(expected.map((event) => event.seq));
     expect(seen).toEqual(expected);
     expect(seen.at(-1)).toMatchObject({ type: 'task_completed' });
+  });
+
+  it('tells its clients when the runtime here no longer keeps what they missed (cursor_expired)', async () => {
+    const workDir = await tempWorkspace();
+    const relay = new MemoryRelay();
+    // The runtime keeps two events, and ends a subscriber two events behind.
+    const { factory } = scriptedFactory([{ textChunks: chunks(40) }], {
+      sessions: sessionsOf(relay),
+      eventRetention: { maxEvents: 2 },
+      subscriberBound: { maxEvents: 1 },
+    });
+    const remote = await follow(relay, workDir);
+    const local = await factory.createRuntime({ workDir, sessionId: 's' });
+    remote.adopt(local);
+    // A client that reads as a channel connection does: back from its cursor when it lagged.
+    const reading = (async () => {
+      const seen: SessionEvent[] = [];
+      let cursor = remote.events.lastSeq;
+      for (;;) {
+        try {
+          for await (const event of remote.events.events({ after: cursor, bound: { maxEvents: 100_000 } })) {
+            seen.push(event);
+            cursor = event.seq;
+            if (isTaskEnd(event)) return { seen, told: undefined };
+          }
+          return { seen, told: undefined };
+        } catch (error) {
+          if (error instanceof SubscriberLaggedError) {
+            cursor = error.lastSeq;
+            continue;
+          }
+          if (error instanceof CursorExpiredError) return { seen, told: error };
+          throw error;
+        }
+      }
+    })();
+    await remote.start('count', 'client');
+    await local.idle();
+    const { seen, told } = await reading;
+    // Exactly once, in order, up to the task's end or to where it was told what it missed.
+    expect(seen.map((event) => event.seq)).toEqual(seen.map((_, index) => index + 1));
+    if (told === undefined) {
+      expect(seen.at(-1)).toMatchObject({ type: 'task_completed' });
+    } else {
+      expect(told.oldestSeq).toBeGreaterThan(seen.length + 1);
+    }
   });
 
   it('answers a cancel on an idle session as the owner does: not_running', async () => {
