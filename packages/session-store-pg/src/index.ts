@@ -13,6 +13,7 @@ export {
   defaultRenewEveryMs,
   type PgSessionLease,
   type PgSessionLogOptions,
+  type WorkspaceClaim,
 } from './pg-session-log.js';
 export { PgSessions } from './pg-sessions.js';
 export { WorkspaceUnavailableError, workspaceIdOf, workspaceIdPath } from './workspace-id.js';
