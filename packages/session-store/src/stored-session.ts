@@ -47,6 +47,8 @@ export class StoredSession implements PersistentSession {
   private readonly now: () => Date;
   private repaired: readonly RepairedCall[] = [];
   private deleted = false;
+  /** The last time stamp made, and its millisecond: a turn's many changes share most of them. */
+  private lastStamp = { ms: Number.NaN, iso: '' };
   private readonly loadedEvents: readonly SessionEvent[];
 
   constructor(options: StoredSessionOptions) {
@@ -105,15 +107,16 @@ export class StoredSession implements PersistentSession {
   }
 
   appendEvent(body: SessionEventBody): { event: SessionEvent; written: Promise<void> } {
+    const at = this.stamp();
     const event = {
       ...body,
       session_id: this.state.id,
       seq: this.state.eventSeq + 1,
-      at: this.now().toISOString(),
+      at,
     };
     // Encoded once: the same text goes to every client that follows the session (`eventJson`).
     const encode = (): string => `{"type":"event","event":${eventJson(event)}}`;
-    return { event, written: this.change({ type: 'event', event }, false, encode) };
+    return { event, written: this.change({ type: 'event', event }, false, encode, at) };
   }
 
   /** Appends in order; no messages: nothing happens. */
@@ -171,6 +174,14 @@ export class StoredSession implements PersistentSession {
     return this.writer.flush();
   }
 
+  /** Now, as an ISO time stamp (made once per millisecond). */
+  private stamp(): string {
+    const now = this.now();
+    const ms = now.getTime();
+    if (ms !== this.lastStamp.ms) this.lastStamp = { ms, iso: now.toISOString() };
+    return this.lastStamp.iso;
+  }
+
   /** Orphan repair (SES-7/8); also run by the managers right after loading. */
   repair(): Promise<void> {
     const result = repairHistory(this.state.messages, journalView(this.state));
@@ -194,7 +205,12 @@ export class StoredSession implements PersistentSession {
    * to the writer; resolves when it is written. The writer's queue runs the write only after
    * this returns, so a snapshot it writes includes the change.
    */
-  private change(change: SessionChange, sync = false, encode?: () => string): Promise<void> {
+  private change(
+    change: SessionChange,
+    sync = false,
+    encode?: () => string,
+    at = this.stamp(),
+  ): Promise<void> {
     if (this.deleted) {
       return Promise.reject(
         new SessionStoreError(
@@ -203,7 +219,6 @@ export class StoredSession implements PersistentSession {
         ),
       );
     }
-    const at = this.now().toISOString();
     const seq = this.state.seq + 1;
     let encoded: string;
     try {
