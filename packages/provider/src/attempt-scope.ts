@@ -1,4 +1,4 @@
-import { abortReason, linkAbortSignal, raceAbort } from '@claw/core';
+import { abortReason, linkAbortSignal } from '@claw/core';
 import { ModelTimeoutError, type ModelTimeoutKind } from './retry-errors.js';
 
 /**
@@ -24,12 +24,24 @@ export class AttemptScope {
   private readonly link: { signal: AbortSignal; dispose: () => void };
   private readonly timers = new Map<ModelTimeoutKind, () => void>();
   private timeout: ModelTimeoutError | undefined;
+  /** The races under way: each is rejected when the attempt is aborted. */
+  private readonly racing = new Set<(reason: unknown) => void>();
 
   constructor(
     private readonly parent: AbortSignal | undefined,
     private readonly setTimer: SetTimer,
   ) {
     this.link = linkAbortSignal(parent, this.own.signal);
+    // One listener for the attempt, not one per race (a stream races every chunk).
+    const { signal } = this.link;
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const reject of this.racing) reject(abortReason(signal));
+        this.racing.clear();
+      },
+      { once: true },
+    );
   }
 
   /** The signal to hand to the inner provider. */
@@ -56,7 +68,16 @@ export class AttemptScope {
 
   /** Like `promise`, but rejects as soon as the attempt is aborted or timed out. */
   race<T>(promise: Promise<T>): Promise<T> {
-    return raceAbort(promise, this.signal);
+    const { signal } = this;
+    if (signal.aborted) {
+      // Whatever it comes to is not wanted any more, and must not count as unhandled.
+      promise.then(ignore, ignore);
+      return Promise.reject(abortReason(signal));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.racing.add(reject);
+      promise.then(resolve, reject).finally(() => this.racing.delete(reject));
+    });
   }
 
   /**
@@ -76,4 +97,8 @@ export class AttemptScope {
     if (reason !== undefined && !this.signal.aborted) this.own.abort(reason);
     this.link.dispose();
   }
+}
+
+function ignore(): void {
+  // Nothing: see `race`.
 }
