@@ -1,4 +1,5 @@
 import { defineConfig, type Options } from 'tsup';
+import { bundledApp, englishOnlyZod } from '../../tools/app-bundle.js';
 
 type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
 
@@ -24,37 +25,9 @@ const appChunk: EsbuildPlugin = {
   },
 };
 
-// zod's classic API holds every locale (`z.locales`), half of zod's code, all of it parsed at
-// start-up; claw uses the English messages only (the default), so the app bundle holds that one.
-const englishOnlyZod: EsbuildPlugin = {
-  name: 'zod-english-only',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
-      contents: 'export { default as en } from "./en.js";',
-      loader: 'js',
-    }));
-  },
-};
-
-// What both bundles share.
+// What both bundles share: the apps' bundle options (`bundledApp`).
 const common = {
-  format: ['esm'],
-  target: 'node20',
-  platform: 'node',
-  sourcemap: true,
-  // Bundling renames clashing names (`Foo` becomes `Foo2`); keep `.name` as written, since code
-  // reads it (errors take their name from their class, openai's User-Agent from its client's).
-  keepNames: true,
-  noExternal: [/./],
-  esbuildOptions(options) {
-    // Workspace packages from source; "module" (esbuild's default, dropped once conditions are
-    // set) picks the ES module builds of packages that have them, which tree-shaking can trim.
-    options.conditions = ['@claw/source', 'module'];
-  },
-  // For a bundled CommonJS module that calls require() (none today): ESM output has no require.
-  banner: {
-    js: "import { createRequire as __clawCreateRequire } from 'node:module'; const require = __clawCreateRequire(import.meta.url);",
-  },
+  ...bundledApp,
   // `dist` is emptied by the build script: the two builds run side by side.
   clean: false,
 } satisfies Options;
