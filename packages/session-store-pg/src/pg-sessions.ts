@@ -3,7 +3,6 @@ import path from 'node:path';
 import { errnoCode } from '@claw/core';
 import {
   SessionStore,
-  type PersistentSession,
   type SessionLease,
   type SessionSummary,
 } from '@claw/session-store';
@@ -23,11 +22,6 @@ export class PgSessions {
   readonly log: PgSessionLog;
   private readonly store: SessionStore;
   private readonly ids = new Map<string, Promise<string>>();
-  /** The sessions open here, with their workspace: `list` shows them as they are in memory. */
-  private readonly opened = new Map<
-    string,
-    { session: PersistentSession; workspace: string; leases: number }
-  >();
 
   constructor(options: { log: PgSessionLog }) {
     this.log = options.log;
@@ -90,29 +84,7 @@ export class PgSessions {
         ...(bound === undefined ? {} : { workspace: bound }),
       });
     }
-    return this.track(id, workspace, lease);
-  }
-
-  /** Keeps the session in {@link opened} while `lease` (or another lease on it) holds it. */
-  private track(id: string, workspace: string, lease: SessionLease): SessionLease {
-    let open = this.opened.get(id);
-    if (open?.session !== lease.session) {
-      open = { session: lease.session, workspace, leases: 0 };
-      this.opened.set(id, open);
-    }
-    const held = open;
-    held.leases += 1;
-    let released: Promise<void> | undefined;
-    return {
-      session: lease.session,
-      release: () => {
-        released ??= lease.release().finally(() => {
-          held.leases -= 1;
-          if (held.leases === 0 && this.opened.get(id) === held) this.opened.delete(id);
-        });
-        return released;
-      },
-    };
+    return lease;
   }
 
   /**
@@ -122,20 +94,15 @@ export class PgSessions {
   async list(workDir: string): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
     const workspace = await this.workspaceOf(root);
-    const summaries = new Map<string, SessionSummary>();
-    let after: string | undefined;
-    do {
-      const page = await this.log.list({
-        workspace: { id: workspace, workDir: root },
-        ...(after === undefined ? {} : { after }),
-      });
-      for (const summary of page.sessions) summaries.set(summary.id, summary);
-      after = page.next;
-    } while (after !== undefined);
-    for (const [id, open] of this.opened) {
-      if (open.workspace === workspace) summaries.set(id, open.session.summary());
-    }
-    return [...summaries.values()].sort(byRecency);
+    return this.store.list({
+      page: (after) =>
+        this.log.list({
+          workspace: { id: workspace, workDir: root },
+          ...(after === undefined ? {} : { after }),
+        }),
+      // A session open here is bound to the workspace its lease's claim found (`bindOnClaim`).
+      isListed: (id) => this.log.leaseOf(id)?.workspace === workspace,
+    });
   }
 
   /** The grants of the workspace at `workDir`, in the database (SCALE-4). */
@@ -152,18 +119,10 @@ export class PgSessions {
 
   /** Stores what is open, gives up every lease and closes the log (and its pool). */
   async close(): Promise<void> {
-    this.opened.clear();
     try {
       await this.store.close();
     } finally {
       await this.log.close();
     }
   }
-}
-
-/** Most recently changed first; ties by id (the order `SessionStore.list` gives). */
-function byRecency(a: SessionSummary, b: SessionSummary): number {
-  const difference = Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
-  if (difference !== 0) return difference;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

@@ -1,7 +1,12 @@
 import nodePath from 'node:path';
 import { SessionStoreError } from './errors.js';
 import { LogWriter } from './log-writer.js';
-import type { SessionLog, SessionLogLock, SessionSummary } from './session-log.js';
+import type {
+  SessionLog,
+  SessionLogLock,
+  SessionPage,
+  SessionSummary,
+} from './session-log.js';
 import type {
   GetOrCreateOptions,
   PersistentSession,
@@ -118,16 +123,28 @@ export class SessionStore implements SessionManager {
     });
   }
 
-  /** Every session, most recently changed first; open ones as they are in memory. */
-  async list(): Promise<SessionSummary[]> {
+  /**
+   * Every session, most recently changed first; open ones as they are in memory. A caller that
+   * lists only some (one workspace's, say) gives `page`, which reads one page of them from the log
+   * (instead of `log.list`), and `isListed`, which says which of the sessions open here are among
+   * them.
+   */
+  async list(
+    options: {
+      page?: (after: string | undefined) => Promise<SessionPage>;
+      isListed?: (id: string) => boolean;
+    } = {},
+  ): Promise<SessionSummary[]> {
+    const page = options.page ?? ((after) => this.log.list(after === undefined ? {} : { after }));
     const summaries = new Map<string, SessionSummary>();
     let after: string | undefined;
     do {
-      const page = await this.log.list(after === undefined ? {} : { after });
-      for (const summary of page.sessions) summaries.set(summary.id, summary);
-      after = page.next;
+      const read = await page(after);
+      for (const summary of read.sessions) summaries.set(summary.id, summary);
+      after = read.next;
     } while (after !== undefined);
     for (const [id, entry] of this.entries) {
+      if (options.isListed?.(id) === false) continue;
       const opened = await entry.ready.catch(() => undefined);
       if (opened !== undefined) summaries.set(id, opened.session.summary());
     }
