@@ -99,6 +99,38 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
 }
 
 /**
+ * `raceAbort` for many promises against one signal, with one listener on it however many races
+ * run (a model stream races each of its chunks): each `race` settles like its promise, or
+ * rejects with the signal's reason as soon as it aborts. `dispose` removes the listener.
+ */
+export class AbortRace {
+  private readonly racing = new Set<(reason: unknown) => void>();
+  private readonly onAbort = (): void => {
+    for (const reject of this.racing) reject(abortReason(this.signal));
+    this.racing.clear();
+  };
+
+  constructor(private readonly signal: AbortSignal) {
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  race<T>(promise: Promise<T>): Promise<T> {
+    if (this.signal.aborted) {
+      promise.then(noop, noop);
+      return Promise.reject(abortReason(this.signal));
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.racing.add(reject);
+      promise.then(resolve, reject).finally(() => this.racing.delete(reject));
+    });
+  }
+
+  dispose(): void {
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/**
  * Ends an async iteration (a model stream) whose consumer is leaving. While a `next()` is still
  * in flight the iterator cannot run `return()` until that settles, so it is not awaited then
  * (whoever aborted the `next()` ends the stream); a failure while closing is ignored: the

@@ -11,7 +11,14 @@ export {
   isUserError,
   throwIfAborted,
 } from './errors.js';
-export { SerialQueue, closeIterator, linkAbortSignal, raceAbort, sleep } from './async.js';
+export {
+  AbortRace,
+  SerialQueue,
+  closeIterator,
+  linkAbortSignal,
+  raceAbort,
+  sleep,
+} from './async.js';
 export {
   addUsage,
   emptyUsage,

@@ -1,5 +1,5 @@
 import {
-  raceAbort,
+  AbortRace,
   ClawError,
   abortReason,
   throwIfAborted,
@@ -51,13 +51,15 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
     signal,
     onEvent: markOutput,
   });
+  // One abort listener for the whole stream, not one per chunk and delta.
+  const races = new AbortRace(signal);
   try {
     for (;;) {
-      const item = await raceAbort(pump.take(), signal);
+      const item = await races.race(pump.take());
       switch (item.type) {
         case 'text_delta':
           throwIfAborted(signal);
-          await raceAbort(reporter.textDelta(item.delta), signal);
+          await races.race(reporter.textDelta(item.delta));
           break;
         case 'completed':
           return item.response;
@@ -73,6 +75,7 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
       }
     }
   } finally {
+    races.dispose();
     await pump.close();
   }
 }

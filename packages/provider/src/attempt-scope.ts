@@ -1,4 +1,4 @@
-import { abortReason, linkAbortSignal } from '@claw/core';
+import { AbortRace, abortReason, linkAbortSignal } from '@claw/core';
 import { ModelTimeoutError, type ModelTimeoutKind } from './retry-errors.js';
 
 /**
@@ -24,24 +24,15 @@ export class AttemptScope {
   private readonly link: { signal: AbortSignal; dispose: () => void };
   private readonly timers = new Map<ModelTimeoutKind, () => void>();
   private timeout: ModelTimeoutError | undefined;
-  /** The races under way: each is rejected when the attempt is aborted. */
-  private readonly racing = new Set<(reason: unknown) => void>();
+  /** The races of the attempt: one abort listener for all of them (a race per chunk). */
+  private readonly races: AbortRace;
 
   constructor(
     private readonly parent: AbortSignal | undefined,
     private readonly setTimer: SetTimer,
   ) {
     this.link = linkAbortSignal(parent, this.own.signal);
-    // One listener for the attempt, not one per race (a stream races every chunk).
-    const { signal } = this.link;
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const reject of this.racing) reject(abortReason(signal));
-        this.racing.clear();
-      },
-      { once: true },
-    );
+    this.races = new AbortRace(this.link.signal);
   }
 
   /** The signal to hand to the inner provider. */
@@ -68,16 +59,7 @@ export class AttemptScope {
 
   /** Like `promise`, but rejects as soon as the attempt is aborted or timed out. */
   race<T>(promise: Promise<T>): Promise<T> {
-    const { signal } = this;
-    if (signal.aborted) {
-      // Whatever it comes to is not wanted any more, and must not count as unhandled.
-      promise.then(ignore, ignore);
-      return Promise.reject(abortReason(signal));
-    }
-    return new Promise<T>((resolve, reject) => {
-      this.racing.add(reject);
-      promise.then(resolve, reject).finally(() => this.racing.delete(reject));
-    });
+    return this.races.race(promise);
   }
 
   /**
@@ -96,9 +78,6 @@ export class AttemptScope {
     this.timers.clear();
     if (reason !== undefined && !this.signal.aborted) this.own.abort(reason);
     this.link.dispose();
+    this.races.dispose();
   }
-}
-
-function ignore(): void {
-  // Nothing: see `race`.
 }

@@ -1,0 +1,35 @@
+import { describe, expect, it, vi } from 'vitest';
+import { AbortRace } from '../src/index.js';
+
+const never = (): Promise<never> => new Promise<never>(() => undefined);
+
+describe('AbortRace', () => {
+  it('settles each race like its promise, with one listener on the signal for all of them', async () => {
+    const controller = new AbortController();
+    const added = vi.spyOn(controller.signal, 'addEventListener');
+    const races = new AbortRace(controller.signal);
+    expect(await races.race(Promise.resolve(1))).toBe(1);
+    await expect(races.race(Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(await races.race(Promise.resolve('three'))).toBe('three');
+    expect(added).toHaveBeenCalledTimes(1);
+  });
+
+  it('rejects every race under way with the reason as soon as the signal aborts, and later ones at once', async () => {
+    const controller = new AbortController();
+    const races = new AbortRace(controller.signal);
+    const first = races.race(never());
+    const second = races.race(never());
+    const reason = new Error('canceled');
+    controller.abort(reason);
+    await expect(first).rejects.toBe(reason);
+    await expect(second).rejects.toBe(reason);
+    await expect(races.race(Promise.resolve(1))).rejects.toBe(reason);
+  });
+
+  it('takes its listener off on dispose', () => {
+    const controller = new AbortController();
+    const removed = vi.spyOn(controller.signal, 'removeEventListener');
+    new AbortRace(controller.signal).dispose();
+    expect(removed).toHaveBeenCalledTimes(1);
+  });
+});
