@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Stats } from 'node:fs';
 import { lstat, open, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, relative, resolve, sep } from 'node:path';
+import { basename, dirname, relative, resolve } from 'node:path';
 import { ClawError, errnoCode, throwIfAborted } from '@claw/core';
 import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sandbox';
 
@@ -10,13 +10,7 @@ import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sa
  * never shows host paths outside the workspace.
  */
 export function displayPath(workDir: string, absolutePath: string): string {
-  const root = resolve(workDir);
-  // The usual case, a path the workspace check resolved below the root: the rest of it.
-  const below = root.endsWith(sep) ? root : `${root}${sep}`;
-  if (absolutePath.startsWith(below) && !absolutePath.includes(`${sep}.`)) {
-    return absolutePath.slice(below.length) || '.';
-  }
-  const shown = relative(root, absolutePath);
+  const shown = relative(resolve(workDir), absolutePath);
   return shown === '' ? '.' : shown;
 }
 

@@ -64,8 +64,8 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const located = await locateWithinWorkspace(workDir, args.path);
-      const { path: absolutePath, realRoot, files } = located;
+      const { path: absolutePath, realRoot, files } =
+        await locateWithinWorkspace(workDir, args.path);
       const shown = displayPath(workDir, absolutePath);
       let handle: OpenFile;
       try {
