@@ -92,5 +92,5 @@ export {
   type ModelPrice,
 } from './config.js';
 export type { ApprovalGate, ApprovalRequest, GateCheckOptions, GateDecision } from './approval.js';
-export { addCost, type AgentSession, type CostTotals } from './session.js';
+export { addCost, type AgentSession, type CostTotals, type ToolStartOptions } from './session.js';
 export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';

@@ -38,9 +38,20 @@ export interface AgentSession {
    * The tool journal (SES-8): called right before a tool's `execute` starts, and after it ended
    * (however it ended). A durable session writes the first before the tool runs, so that after a
    * crash it can tell "never started" from "started, outcome unknown". Optional.
+   *
+   * For a tool that only reads (`options.readOnly`), a durable session may resolve once the
+   * intent is written, while it is still being flushed to the disk hardware: a crash of the
+   * process loses nothing written, and a crash of the machine can lose only the intent of a call
+   * that changed nothing. The session stores nothing after it before the flush is done.
    */
-  toolStarted?(call: ToolCall): Promise<void>;
+  toolStarted?(call: ToolCall, options?: ToolStartOptions): Promise<void>;
   toolFinished?(toolCallId: string): Promise<void>;
+}
+
+/** What the session is told about a tool call that is about to start. */
+export interface ToolStartOptions {
+  /** The tool only reads (`Tool.readOnly`). */
+  readOnly?: boolean;
 }
 
 /** Money spent so far: the priced part, and how many calls could not be priced. */

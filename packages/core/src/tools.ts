@@ -57,6 +57,13 @@ export type ArgumentsCheck<Args> =
 export interface Tool<Args = unknown> {
   readonly definition: ToolDefinition;
   readonly risk: RiskLevel;
+  /**
+   * True for a tool that only reads: running it changes nothing, in the workspace or elsewhere.
+   * Its call need not wait for its intent (SES-8) to be flushed to the disk hardware, only for
+   * it to be written (see `AgentSession.toolStarted`). Leave it unset for anything with an
+   * effect, however small. Default false.
+   */
+  readonly readOnly?: boolean;
   parseArguments?(args: unknown): ArgumentsCheck<Args>;
   execute(args: Args, context: ToolContext): Promise<ToolResult | string>;
 }
@@ -65,6 +72,8 @@ export interface DefineToolOptions<Schema extends z.ZodType> {
   name: string;
   description: string;
   risk: RiskLevel;
+  /** The tool only reads (see `Tool.readOnly`). Default false. */
+  readOnly?: boolean;
   /** zod schema of the arguments object; its JSON Schema is what the model sees. */
   schema: Schema;
   execute(args: z.output<Schema>, context: ToolContext): Promise<ToolResult | string>;
@@ -92,6 +101,7 @@ export function defineTool<Schema extends z.ZodType>(
   return {
     definition: { name: options.name, description: options.description, parameters },
     risk: options.risk,
+    ...(options.readOnly === true ? { readOnly: true } : {}),
     parseArguments(args: unknown): ArgumentsCheck<z.output<Schema>> {
       const result = options.schema.safeParse(args);
       if (result.success) return { success: true, data: result.data };

@@ -30,6 +30,19 @@ describe('defineTool (CORE-2)', () => {
       },
     });
     expect(readFile.risk).toBe('safe');
+    expect(readFile.readOnly).toBeUndefined();
+  });
+
+  it('marks a tool that only reads as readOnly when asked', () => {
+    const look = defineTool({
+      name: 'look',
+      description: 'Reads.',
+      risk: 'safe',
+      readOnly: true,
+      schema: z.object({}),
+      execute: async () => 'seen',
+    });
+    expect(look.readOnly).toBe(true);
   });
 
   it('validates arguments with a readable error', () => {

@@ -203,7 +203,9 @@ async function check(
 
 /**
  * The intent is on record before the tool can have any effect (SES-8): if it cannot be recorded,
- * the tool does not run, and the wave stops (the session can no longer tell what ran). After the
+ * the tool does not run, and the wave stops (the session can no longer tell what ran). A tool
+ * that only reads (`readOnly`) has no effect to record: the session may let it run once the
+ * intent is written, while the flush to the disk hardware goes on beside it. After the
  * tool, its end is recorded; a failure there keeps the tool's result and stops the wave too.
  */
 async function runJournaled(
@@ -217,7 +219,7 @@ async function runJournaled(
   const { journal } = options;
   let result: StepResult;
   try {
-    await journal?.toolStarted?.(call);
+    await journal?.toolStarted?.(call, tool.readOnly === true ? { readOnly: true } : undefined);
   } catch (error) {
     result = {
       observation: errorObservation(

@@ -1,4 +1,12 @@
-import { ClawError, errorMessage, type AgentSession, type Message, type ToolCall, type Usage } from '@claw/core';
+import {
+  ClawError,
+  errorMessage,
+  type AgentSession,
+  type Message,
+  type ToolCall,
+  type ToolStartOptions,
+  type Usage,
+} from '@claw/core';
 
 const storageHint =
   "the run was stopped. Check that the session's storage is writable (disk space, " +
@@ -94,10 +102,10 @@ export class WriteBehindSession implements AgentSession {
   }
 
   /** Rejects with a `WriteBehindError` when an earlier write failed, else as the session's does. */
-  async toolStarted(call: ToolCall): Promise<void> {
+  async toolStarted(call: ToolCall, options?: ToolStartOptions): Promise<void> {
     this.callNames.set(call.id, call.name);
     const [started, earlier] = await Promise.allSettled([
-      this.session.toolStarted?.(call),
+      this.session.toolStarted?.(call, options),
       this.settle(),
     ]);
     if (earlier.status === 'rejected') throw earlier.reason;

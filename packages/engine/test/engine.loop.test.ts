@@ -1,3 +1,10 @@
+import type { Tool } from '@claw/core';
+import {
+  MemorySessionLog,
+  SessionStore,
+  type AppendResult,
+  type LogRecord,
+} from '@claw/session-store';
 import { AllowAllGate, DenyAllGate, RecordingReporter, ScriptedProvider } from '@claw/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../src/index.js';
@@ -295,4 +302,64 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
     expect(effects).toEqual([]);
     expect(session.history()[2]?.content).toMatch(/^Error: record failed: disk full/);
   });
+
+  it('a read-only tool starts once its intent is written; one with effects waits for the flush', async () => {
+    const log = new HeldFlushLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir: '/work/space' });
+    const ran: string[] = [];
+    const tool = (name: string, readOnly: boolean): Tool => ({
+      definition: { name, description: name, parameters: { type: 'object' } },
+      risk: readOnly ? 'safe' : 'mutating',
+      ...(readOnly ? { readOnly } : {}),
+      execute: async () => {
+        ran.push(`${name}, flushes held: ${log.held.length}`);
+        return `${name} done`;
+      },
+    });
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: 'c1', name: 'look', arguments: {} }, { id: 'c2', name: 'change', arguments: {} }] },
+      { text: 'done' },
+    ]);
+    const engine = new Engine({
+      provider,
+      gate: new AllowAllGate(),
+      tools: [tool('look', true), tool('change', false)],
+    });
+    const run = engine.run('go', { session });
+    while (ran.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    // The two intents went out in one write with one flush, which the log still holds.
+    expect(ran).toEqual(['look, flushes held: 1']);
+    log.release();
+    expect((await run).status).toBe('completed');
+    expect(ran).toEqual(['look, flushes held: 1', 'change, flushes held: 0']);
+    const stored = await log.load('s');
+    const journal = stored?.records.filter((record) => record.change.type.startsWith('tool_'));
+    expect(journal?.map((record) => record.change.type)).toEqual([
+      'tool_started', 'tool_started', 'tool_finished', 'tool_finished',
+    ]);
+    await store.close();
+  });
 });
+
+/** A memory log that holds every flush until `release` (after which flushes go straight on). */
+class HeldFlushLog extends MemorySessionLog {
+  held: Array<() => void> = [];
+  private holding = true;
+
+  override async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean; onWritten?: () => void },
+  ): Promise<AppendResult> {
+    const result = await super.append(id, records, options);
+    options.onWritten?.();
+    if (options.sync && this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
+    return result;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const resolve of this.held.splice(0)) resolve();
+  }
+}

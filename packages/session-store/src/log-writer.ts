@@ -10,11 +10,23 @@ export interface SessionWriter {
    * `sync`, flushed to the disk hardware; otherwise once written (which can be before the rest of
    * its batch is flushed). Rejects with a `SessionLogError` when the write failed.
    */
-  write(record: LogRecord, options: { sync: boolean }): Promise<void>;
+  write(record: LogRecord, options: WriteOptions): Promise<void>;
   /** Resolves once everything in memory is stored, writing it again after a failed write. */
   flush(): Promise<void>;
   /** Waits for queued writes, then removes the session's storage. */
   remove(): Promise<void>;
+}
+
+/** How a change is stored, and what its `write` waits for. */
+export interface WriteOptions {
+  /** Flush its batch to the disk hardware. */
+  sync: boolean;
+  /**
+   * With `sync`: resolve once the batch is written, while its flush goes on. The writes after it
+   * still wait for the flush, and a failed flush makes the next write a whole snapshot, as a
+   * failed write does. Default false.
+   */
+  resolveWhenWritten?: boolean;
 }
 
 /** Flushed writes in a row that may append although a compaction is due. */
@@ -88,14 +100,15 @@ export class LogWriter implements SessionWriter {
     this.startEmpty = options.startEmpty;
   }
 
-  write(record: LogRecord, options: { sync: boolean }): Promise<void> {
+  write(record: LogRecord, options: WriteOptions): Promise<void> {
     this.pending.push({ record, sync: options.sync });
     // After a clear the old history is dead weight, and the new snapshot is small: write it now.
     if (record.change.type === 'clear') this.needsSnapshot = true;
     // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
     // events) are stored together: one write, and one fsync when any of them needs it.
     this.scheduled ??= this.schedule();
-    return options.sync ? this.scheduled.stored : this.scheduled.written;
+    const waitsForFlush = options.sync && options.resolveWhenWritten !== true;
+    return waitsForFlush ? this.scheduled.stored : this.scheduled.written;
   }
 
   private schedule(): { stored: Promise<void>; written: Promise<void> } {

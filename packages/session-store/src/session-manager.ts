@@ -1,4 +1,10 @@
-import type { AgentSession, SessionEvent, SessionEventBody, ToolCall } from '@claw/core';
+import type {
+  AgentSession,
+  SessionEvent,
+  SessionEventBody,
+  ToolCall,
+  ToolStartOptions,
+} from '@claw/core';
 import type { RepairedCall } from './repair.js';
 import type { SessionSummary } from './session-log.js';
 import type { OpenTask } from './session-state.js';
@@ -26,8 +32,12 @@ export interface PersistentSession extends AgentSession {
    * is known about them. A paired history is left as it is (no write, `updatedAt` unchanged).
    */
   beforeRun(): Promise<void>;
-  /** Records, flushed to the disk, that a tool is about to run (SES-8). */
-  toolStarted(call: ToolCall): Promise<void>;
+  /**
+   * Records, flushed to the disk, that a tool is about to run (SES-8). For a tool that only reads
+   * (`readOnly`), resolves once the record is written, before the flush ends; the changes after it
+   * are stored once the flush is done.
+   */
+  toolStarted(call: ToolCall, options?: ToolStartOptions): Promise<void>;
   /** Records that a tool ended, however it ended (SES-8). */
   toolFinished(toolCallId: string): Promise<void>;
   /**

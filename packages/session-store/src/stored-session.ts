@@ -6,10 +6,11 @@ import {
   type SessionEvent,
   type SessionEventBody,
   type ToolCall,
+  type ToolStartOptions,
   type Usage,
 } from '@claw/core';
 import { SessionStoreError } from './errors.js';
-import type { SessionWriter } from './log-writer.js';
+import type { SessionWriter, WriteOptions } from './log-writer.js';
 import { repairHistory, type RepairedCall } from './repair.js';
 import type { SessionSummary } from './session-log.js';
 import type { PersistentSession } from './session-manager.js';
@@ -21,6 +22,11 @@ import {
   type SessionState,
 } from './session-state.js';
 import { summaryOfState } from './summary.js';
+
+const notFlushed: WriteOptions = { sync: false };
+const flushed: WriteOptions = { sync: true };
+/** Flushed, but waited for only until written (a read-only tool's intent). */
+const flushBehind: WriteOptions = { sync: true, resolveWhenWritten: true };
 
 export interface StoredSessionOptions {
   state: SessionState;
@@ -116,7 +122,7 @@ export class StoredSession implements PersistentSession {
     };
     // Encoded once: the same text goes to every client that follows the session (`eventJson`).
     const encode = (): string => `{"type":"event","event":${eventJson(event)}}`;
-    return { event, written: this.change({ type: 'event', event }, false, encode, at) };
+    return { event, written: this.change({ type: 'event', event }, notFlushed, encode, at) };
   }
 
   /** Appends in order; no messages: nothing happens. */
@@ -161,9 +167,10 @@ export class StoredSession implements PersistentSession {
     return this.repair();
   }
 
-  toolStarted(call: ToolCall): Promise<void> {
+  toolStarted(call: ToolCall, options?: ToolStartOptions): Promise<void> {
     const { id, name, arguments: args } = call;
-    return this.change({ type: 'tool_started', call: { id, name, arguments: args } }, true);
+    const change: SessionChange = { type: 'tool_started', call: { id, name, arguments: args } };
+    return this.change(change, options?.readOnly === true ? flushBehind : flushed);
   }
 
   toolFinished(toolCallId: string): Promise<void> {
@@ -202,12 +209,12 @@ export class StoredSession implements PersistentSession {
 
   /**
    * Applies the change in memory now (so `history()` and the order of calls agree) and hands it
-   * to the writer; resolves when it is written. The writer's queue runs the write only after
-   * this returns, so a snapshot it writes includes the change.
+   * to the writer; resolves as `SessionWriter.write` does with `write`. The writer's queue runs
+   * the write only after this returns, so a snapshot it writes includes the change.
    */
   private change(
     change: SessionChange,
-    sync = false,
+    write: WriteOptions = notFlushed,
     encode?: () => string,
     at = this.stamp(),
   ): Promise<void> {
@@ -236,7 +243,7 @@ export class StoredSession implements PersistentSession {
       );
     }
     // The writer's queue writes only after this returns, once memory has the change.
-    const written = this.writer.write({ seq, at, change, encoded }, { sync });
+    const written = this.writer.write({ seq, at, change, encoded }, write);
     applyChange(this.state, change, at);
     this.state.seq = seq;
     return written;

@@ -6,6 +6,7 @@ import {
   newSessionSnapshot,
   type AppendResult,
   type LogRecord,
+  type SessionSnapshot,
 } from '../src/index.js';
 import { RecordingFileSystem, call, removeTempDirs, tempDir } from './fixtures.js';
 
@@ -26,6 +27,31 @@ class SlowFlushLog extends MemorySessionLog {
     options.onWritten?.();
     if (options.sync) await new Promise<void>((resolve) => this.flushes.push(resolve));
     return result;
+  }
+}
+
+/** A memory log whose next flush fails once the test says so (the records are written). */
+class FailingFlushLog extends MemorySessionLog {
+  failNextFlush = false;
+  compactions = 0;
+
+  override async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean; onWritten?: () => void },
+  ): Promise<AppendResult> {
+    const result = await super.append(id, records, options);
+    options.onWritten?.();
+    if (options.sync && this.failNextFlush) {
+      this.failNextFlush = false;
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    }
+    return result;
+  }
+
+  override async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+    this.compactions += 1;
+    await super.compact(id, snapshot);
   }
 }
 
@@ -55,6 +81,44 @@ describe('a batch with an intent: what needs no flush is stored once written (PE
     log.flushes.shift()?.();
     await started;
     expect(intentStored()).toBe(true);
+    await store.close();
+  });
+
+  it("a read-only tool's intent is waited for until written; what follows waits for its flush", async () => {
+    const log = new SlowFlushLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir });
+    await session.append({ role: 'assistant', content: '', toolCalls: [call('c1', 'read_file')] });
+    // Resolves with the flush still under way: the test has not let it go.
+    await session.toolStarted(call('c1', 'read_file'), { readOnly: true });
+    expect(log.flushes).toHaveLength(1);
+    const finished = settled(session.toolFinished('c1'));
+    for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(finished()).toBe(false);
+    const types = async (): Promise<string[] | undefined> =>
+      (await log.load('s'))?.records.map((record) => record.change.type);
+    expect((await types())?.at(-1)).toBe('tool_started');
+    log.flushes.shift()?.();
+    await session.flush();
+    expect(finished()).toBe(true);
+    expect((await types())?.at(-1)).toBe('tool_finished');
+    await store.close();
+  });
+
+  it("a read-only tool's intent whose flush fails: the next write stores the whole session", async () => {
+    const log = new FailingFlushLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir });
+    await session.append({ role: 'assistant', content: '', toolCalls: [call('c1', 'read_file')] });
+    log.failNextFlush = true;
+    await session.toolStarted(call('c1', 'read_file'), { readOnly: true });
+    const compactionsBefore = log.compactions;
+    await session.toolFinished('c1');
+    expect(log.compactions).toBe(compactionsBefore + 1);
+    const stored = await log.load('s');
+    expect(stored?.records).toEqual([]);
+    expect(stored?.snapshot.seq).toBe(3);
+    expect(stored?.snapshot.journal.calls).toEqual([{ id: 'c1', started: true, finished: true }]);
     await store.close();
   });
 

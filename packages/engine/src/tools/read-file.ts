@@ -61,6 +61,7 @@ export function createReadFileTool(
       'Long output is cut and ends with a note giving the offset to continue from. ' +
       'Directories and binary files are refused.',
     risk: 'safe',
+    readOnly: true,
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawError } from '@claw/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createReadFileTool } from '../../src/tools/index.js';
+import { builtinTools, createReadFileTool } from '../../src/tools/index.js';
 import { createTempWorkspace, type TempWorkspace } from './workspace.js';
 
 function numberedLines(count: number): string {
@@ -18,9 +18,13 @@ describe('read_file', () => {
     await ws.remove();
   });
 
-  it('is safe and exposes path, offset and limit to the model', () => {
+  it('is safe, only reads, and exposes path, offset and limit to the model', () => {
     const tool = createReadFileTool();
     expect(tool.risk).toBe('safe');
+    // Its intent need not be flushed before it runs (SES-8); the other built-in tools change files.
+    expect(tool.readOnly).toBe(true);
+    expect(builtinTools().filter((each) => each.readOnly === true).map((each) => each.definition.name))
+      .toEqual(['read_file']);
     expect(tool.definition.name).toBe('read_file');
     expect(Object.keys(tool.definition.parameters.properties as object)).toEqual([
       'path',
