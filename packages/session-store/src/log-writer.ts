@@ -32,6 +32,16 @@ export interface WriteOptions {
 /** Flushed writes in a row that may append although a compaction is due. */
 const maxCompactionsPostponed = 8;
 
+/** The write of one batch, once asked for (see `LogWriter.write`). */
+interface Scheduled {
+  /** Settles once the batch is stored (flushed if any change asked for it). */
+  stored: Promise<void>;
+  /** Settles once the batch is written (or `stored`, whichever comes first). */
+  written: Promise<void>;
+  /** Start the write once this tick's work is done instead of after the event loop's turn. */
+  expedite(): void;
+}
+
 interface Pending {
   record: LogRecord;
   sync: boolean;
@@ -88,7 +98,7 @@ export class LogWriter implements SessionWriter {
    * The write of this tick's changes, once one was asked for: `stored` when it is done (flushed
    * if any asked for it), `written` as soon as the records are written, for those that did not.
    */
-  private scheduled: { stored: Promise<void>; written: Promise<void> } | undefined;
+  private scheduled: Scheduled | undefined;
 
   constructor(options: LogWriterOptions) {
     this.log = options.log;
@@ -107,16 +117,25 @@ export class LogWriter implements SessionWriter {
     // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
     // events) are stored together: one write, and one fsync when any of them needs it.
     this.scheduled ??= this.schedule();
+    // A change to be flushed is an intent, which a tool waits for: its batch goes out once the
+    // work already under way in this tick is done (the wave's other intents come in that work),
+    // not after the event loop has gone round.
+    if (options.sync) this.scheduled.expedite();
     const waitsForFlush = options.sync && options.resolveWhenWritten !== true;
     return waitsForFlush ? this.scheduled.stored : this.scheduled.written;
   }
 
-  private schedule(): { stored: Promise<void>; written: Promise<void> } {
+  private schedule(): Scheduled {
     let markWritten: () => void = () => undefined;
     const writtenEarly = new Promise<void>((resolve) => {
       markWritten = resolve;
     });
-    const stored = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    let start: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => {
+      start = resolve;
+      setImmediate(resolve);
+    });
+    const stored = started.then(() => {
       this.scheduled = undefined;
       const through = this.state().seq;
       return this.queue.run(() => this.persistThrough(through, markWritten));
@@ -127,7 +146,7 @@ export class LogWriter implements SessionWriter {
     // Whoever takes them handles their failure; one nobody took must not count as unhandled.
     written.catch(() => undefined);
     stored.catch(() => undefined);
-    return { stored, written };
+    return { stored, written, expedite: () => process.nextTick(start) };
   }
 
   flush(): Promise<void> {

@@ -105,6 +105,31 @@ describe('a batch with an intent: what needs no flush is stored once written (PE
     await store.close();
   });
 
+  it("an intent's batch is written when this tick's work is done, before the event loop turns", async () => {
+    const log = new SlowFlushLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir });
+    await session.append({ role: 'assistant', content: '', toolCalls: [call('c1'), call('c2')] });
+    const order: string[] = [];
+    setImmediate(() => order.push('event loop turned'));
+    // Two intents a few promise steps apart, as a wave's calls record theirs: one batch.
+    const first = session.toolStarted(call('c1', 'read_file'), { readOnly: true });
+    const second = Promise.resolve()
+      .then(() => undefined)
+      .then(() => session.toolStarted(call('c2', 'read_file'), { readOnly: true }));
+    await Promise.all([first, second]);
+    order.push('intents written');
+    expect(log.flushes).toHaveLength(1);
+    const stored = await log.load('s');
+    expect(stored?.records.slice(-2).map((record) => record.change.type)).toEqual([
+      'tool_started', 'tool_started',
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['intents written', 'event loop turned']);
+    log.flushes.shift()?.();
+    await store.close();
+  });
+
   it("a read-only tool's intent whose flush fails: the next write stores the whole session", async () => {
     const log = new FailingFlushLog();
     const store = new SessionStore({ log });
