@@ -16,6 +16,63 @@ export const englishOnlyZod: EsbuildPlugin = {
   },
 };
 
+/** Classes whose name code reads besides error classes: openai's User-Agent names its client. */
+const namesRead = new Set(['OpenAI']);
+
+/**
+ * The classes of bundled code that bundling renamed to avoid a clash (`Foo` became `Foo2`) and
+ * whose name code reads: error classes (errors take their name from their class, `ClawError`)
+ * and those in `namesRead`. `code` is one output file.
+ */
+export function renamedNamedClasses(code: string): string[] {
+  const renamed: string[] = [];
+  const declared = /(?:^|\n)(?:var ([\w$]+) = class|class ([\w$]+))(?: extends ([\w$.]+))?/g;
+  const names = new Set<string>();
+  const classes: Array<{ name: string; parent: string | undefined }> = [];
+  for (const match of code.matchAll(declared)) {
+    const name = match[1] ?? match[2] ?? '';
+    names.add(name);
+    classes.push({ name, parent: match[3] });
+  }
+  const topLevel = (name: string): boolean => {
+    if (names.has(name)) return true;
+    const escaped = name.replaceAll('$', '\\$');
+    return new RegExp(`(?:^|\\n)(?:var|let|const|function|async function) ${escaped}\\b`).test(code);
+  };
+  for (const { name, parent } of classes) {
+    const original = /^(.*?)\d+$/.exec(name)?.[1];
+    if (original === undefined || original === '' || !topLevel(original)) continue;
+    const isError = /Error\d*$/.test(parent ?? '') || /Error$/.test(original);
+    if (isError || namesRead.has(original)) renamed.push(`${original} (now ${name})`);
+  }
+  return renamed;
+}
+
+/**
+ * The bundles are built without esbuild's `keepNames`: its helper costs every function made at
+ * run time a call (a turn of `claw -p` makes hundreds), and 5-7% of a turn went away without it
+ * (PERF-1). A class then keeps its name unless bundling renamed it to avoid a clash; this fails
+ * the build when that happened to a class whose name is read (see `renamedNamedClasses`).
+ */
+export const namesKept: EsbuildPlugin = {
+  name: 'class-names-kept',
+  setup(build) {
+    build.onEnd((result) => {
+      const renamed = (result.outputFiles ?? [])
+        .filter((file) => file.path.endsWith('.js'))
+        .flatMap((file) => renamedNamedClasses(file.text));
+      if (renamed.length === 0) return undefined;
+      return {
+        errors: [{
+          text:
+            `bundling renamed ${renamed.join(', ')} to avoid a clash of names, and code reads ` +
+            'that name (an error\'s name, a User-Agent). Rename one of the clashing classes.',
+        }],
+      };
+    });
+  },
+};
+
 /**
  * How the apps (`claw`, `claw-server`) are bundled (PERF-2): one file per entry, the workspace
  * packages taken from their sources (the "@claw/source" export condition) and third-party packages
@@ -27,9 +84,8 @@ export const bundledApp: Options = {
   target: 'node20',
   platform: 'node',
   sourcemap: true,
-  // Bundling renames clashing names (`Foo` becomes `Foo2`); keep `.name` as written, since code
-  // reads it (errors take their name from their class, openai's User-Agent from its client's).
-  keepNames: true,
+  // No `keepNames` (see `namesKept`, which each app's build runs).
+  keepNames: false,
   noExternal: [/./],
   esbuildOptions(options) {
     // Workspace packages from source; "module" (esbuild's default, dropped once conditions are

@@ -1,5 +1,5 @@
 import { defineConfig, type Options } from 'tsup';
-import { bundledApp, englishOnlyZod } from '../../tools/app-bundle.js';
+import { bundledApp, englishOnlyZod, namesKept } from '../../tools/app-bundle.js';
 
 type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
 
@@ -39,7 +39,7 @@ export default defineConfig([
     // dist/metafile-esm.json: what main.js holds (a test keeps it light with it).
     metafile: true,
     splitting: false,
-    esbuildPlugins: [appChunk],
+    esbuildPlugins: [appChunk, namesKept],
   },
   {
     ...common,
@@ -49,6 +49,6 @@ export default defineConfig([
     // the code) is a chunk of its own, loaded then; what both use lies in a chunk app.js loads
     // at once, so every module exists once (its classes too).
     splitting: true,
-    esbuildPlugins: [englishOnlyZod],
+    esbuildPlugins: [englishOnlyZod, namesKept],
   },
 ]);

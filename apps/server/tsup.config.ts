@@ -1,5 +1,5 @@
 import { defineConfig } from 'tsup';
-import { bundledApp, englishOnlyZod } from '../../tools/app-bundle.js';
+import { bundledApp, englishOnlyZod, namesKept } from '../../tools/app-bundle.js';
 
 // `claw-server` is bundled like `claw` (PERF-2, PERF-4; see `bundledApp`), so that Node reads a
 // few files instead of hundreds and code nothing uses is left out. What is loaded on some paths
@@ -11,5 +11,5 @@ export default defineConfig({
   splitting: true,
   // Optional native add-ons that their packages load in a try/catch when installed.
   external: ['pg-native', 'bufferutil', 'utf-8-validate'],
-  esbuildPlugins: [englishOnlyZod],
+  esbuildPlugins: [englishOnlyZod, namesKept],
 });
