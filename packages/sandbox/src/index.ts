@@ -10,6 +10,7 @@ export {
 export {
   isInside,
   locateWithinWorkspace,
+  relativeInside,
   resolveWithinWorkspace,
   type WorkspaceLocation,
 } from './resolve.js';

@@ -50,6 +50,8 @@ export async function resolveWithinWorkspace(workDir: string, path: string): Pro
 export interface WorkspaceLocation {
   /** The lexical absolute path (what `resolveWithinWorkspace` returns). */
   path: string;
+  /** `path` relative to the workspace root, `.` for the root itself: what messages show. */
+  relative: string;
   /** The real location of the target (it need not exist yet). */
   realPath: string;
   /** The real location of the workspace root. */
@@ -69,8 +71,8 @@ export async function locateWithinWorkspace(
   checkUsable(workDir, 'workspace directory');
   checkUsable(path, 'path');
 
-  const root = nodePath.resolve(workDir);
-  let target = nodePath.resolve(root, path);
+  const root = isPlainAbsolute(workDir) ? workDir : nodePath.resolve(workDir);
+  let target = resolveAgainst(root, path);
   if (!nodePath.isAbsolute(path) && !isInside(root, target)) {
     throw outside(path, 'leaves the workspace');
   }
@@ -89,7 +91,30 @@ export async function locateWithinWorkspace(
   if (!isInside(realRoot, realTarget)) {
     throw outside(path, `leads through a symlink to ${realTarget}`);
   }
-  return { path: target, realPath: realTarget, realRoot, files };
+  return {
+    path: target,
+    relative: relativeInside(root, target) || '.',
+    realPath: realTarget,
+    realRoot,
+    files,
+  };
+}
+
+/**
+ * `path.resolve(root, path)`. Every file tool call resolves its path twice (the policy, the
+ * tool); a plain relative path (no `.`, `..` or empty segment) under a plain root is joined as
+ * text, without `path.resolve` walking both character by character.
+ */
+function resolveAgainst(root: string, path: string): string {
+  const plain =
+    nodePath.sep === '/' &&
+    isPlainAbsolute(root) &&
+    !path.startsWith('/') &&
+    !path.endsWith('/') &&
+    !path.includes('//') &&
+    !/(?:^|\/)\.{1,2}(?:\/|$)/.test(path);
+  if (!plain) return nodePath.resolve(root, path);
+  return root === '/' ? `/${path}` : `${root}/${path}`;
 }
 
 /** Real locations of workspace roots seen lately (most recent last), see `realRootOf`. */
@@ -127,16 +152,26 @@ async function realRootOf(root: string, askedFor: string): Promise<string> {
  * and normalised. Lexical only: symlinks are the caller's business.
  */
 export function isInside(root: string, candidate: string): boolean {
+  return relativeInside(root, candidate) !== undefined;
+}
+
+/**
+ * `candidate` relative to `root` (`''` for `root` itself) when it is inside it (see `isInside`),
+ * else undefined. Both must be absolute and normalised.
+ */
+export function relativeInside(root: string, candidate: string): string | undefined {
   // POSIX paths with no `.`, `..` or empty segment compare as strings, by segment: every path
   // check of every file tool call comes here, and `path.relative` resolves and splits both.
   if (nodePath.sep === '/' && isPlainAbsolute(root) && isPlainAbsolute(candidate)) {
-    if (!candidate.startsWith(root)) return false;
-    return candidate.length === root.length || root === '/' || candidate[root.length] === '/';
+    if (!candidate.startsWith(root)) return undefined;
+    if (candidate.length === root.length) return '';
+    if (root === '/') return candidate.slice(1);
+    return candidate[root.length] === '/' ? candidate.slice(root.length + 1) : undefined;
   }
   const relative = nodePath.relative(root, candidate);
-  if (relative === '') return true;
-  if (nodePath.isAbsolute(relative)) return false; // another drive on Windows
-  return relative !== '..' && !relative.startsWith(`..${nodePath.sep}`);
+  if (relative === '') return '';
+  if (nodePath.isAbsolute(relative)) return undefined; // another drive on Windows
+  return relative === '..' || relative.startsWith(`..${nodePath.sep}`) ? undefined : relative;
 }
 
 /**

@@ -7,6 +7,8 @@ import { locateWithinWorkspace } from './resolve.js';
 export interface WritableFile {
   /** The lexical absolute path, as `resolveWithinWorkspace` returns it. */
   absolutePath: string;
+  /** `absolutePath` relative to the workspace root, `.` for the root itself. */
+  relative: string;
   /**
    * The path to replace: the file a symbolic link points at (inside the workspace, checked), so
    * that a write updates the file instead of replacing the link; else `absolutePath`.
@@ -40,5 +42,10 @@ export async function resolveWritableFile(workDir: string, path: string): Promis
   } catch {
     // Missing: it will be created.
   }
-  return { absolutePath, target: isLink ? realTarget : absolutePath, realRoot };
+  return {
+    absolutePath,
+    relative: location.relative,
+    target: isLink ? realTarget : absolutePath,
+    realRoot,
+  };
 }

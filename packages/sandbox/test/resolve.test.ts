@@ -10,6 +10,7 @@ import {
   SymlinkResolutionError,
   isInside,
   locateWithinWorkspace,
+  relativeInside,
   resolveWithinWorkspace,
   workspaceFiles,
 } from '../src/index.js';
@@ -109,6 +110,7 @@ describe('resolveWithinWorkspace: absolute paths (SBX-1)', () => {
     const real = await realpath(workspace);
     await expect(locateWithinWorkspace(workspace, path.join(workspace, 'a.txt'))).resolves.toEqual({
       path: path.join(workspace, 'a.txt'),
+      relative: 'a.txt',
       realPath: path.join(real, 'a.txt'),
       realRoot: real,
       files: await workspaceFiles(real),
@@ -179,6 +181,7 @@ describe('resolveWithinWorkspace: absolute paths (SBX-1)', () => {
       await expect(resolveWithinWorkspace(linkedRoot, realRoot)).resolves.toBe(linkedRoot);
       await expect(locateWithinWorkspace(linkedRoot, path.join(realRoot, 'b.txt'))).resolves.toEqual({
         path: path.join(linkedRoot, 'b.txt'),
+        relative: 'b.txt',
         realPath: path.join(realRoot, 'b.txt'),
         realRoot,
         files: await workspaceFiles(realRoot),
@@ -412,5 +415,30 @@ describe('isInside', () => {
   it.each(pairs)('isInside(%j, %j) is %j, as path segments say', (root, candidate, inside) => {
     expect(bySegments(root, candidate)).toBe(inside);
     expect(isInside(root, candidate)).toBe(inside);
+    // relativeInside: what path.relative gives when inside, nothing when outside.
+    expect(relativeInside(root, candidate)).toBe(inside ? path.relative(root, candidate) : undefined);
+  });
+});
+
+describe('locateWithinWorkspace: the relative path messages show', () => {
+  // The definition: path.relative from the workspace root, `.` for the root itself.
+  const cases: Array<[string, string]> = [
+    ['a.txt', 'a.txt'],
+    ['src/deep/b.ts', 'src/deep/b.ts'],
+    ['.', '.'],
+    ['./a.txt', 'a.txt'],
+    ['src/../a.txt', 'a.txt'],
+    ['src//b.ts', 'src/b.ts'],
+    ['src/', 'src'],
+    ['.claw/config.json', '.claw/config.json'],
+    ['..data/x', '..data/x'],
+  ];
+  it.each(cases)('%j is shown as %j, from a plain root and from one spelled with a slash', async (asked, shown) => {
+    const plain = await locateWithinWorkspace(workspace, asked);
+    expect(plain.relative).toBe(shown);
+    expect(plain.relative).toBe(path.relative(workspace, plain.path) || '.');
+    expect((await locateWithinWorkspace(`${workspace}/`, asked)).relative).toBe(shown);
+    const absolute = await locateWithinWorkspace(workspace, path.join(workspace, asked));
+    expect(absolute.relative).toBe(shown);
   });
 });

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import { resolveWritableFile, verifyOpenedFile } from '@claw/sandbox';
 import { z } from 'zod';
-import { displayPath, fileSystemError, writeFileAtomic } from './files.js';
+import { fileSystemError, writeFileAtomic } from './files.js';
 import { writeFailure } from './write-file.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
@@ -48,7 +48,7 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
       const file = await resolveWritableFile(workDir, args.path);
-      const shown = displayPath(workDir, file.absolutePath);
+      const shown = file.relative;
       if (args.old_string === '') {
         return {
           content: 'old_string must not be empty; use write_file to create or replace a whole file',

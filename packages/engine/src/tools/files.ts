@@ -6,15 +6,6 @@ import { ClawError, errnoCode, throwIfAborted } from '@claw/core';
 import { UnsafeFileError, WorkspaceDirectory, type WritableFile } from '@claw/sandbox';
 
 /**
- * The workspace-relative form of an absolute path inside the workspace, for messages. Tool output
- * never shows host paths outside the workspace.
- */
-export function displayPath(workDir: string, absolutePath: string): string {
-  const shown = relative(resolve(workDir), absolutePath);
-  return shown === '' ? '.' : shown;
-}
-
-/**
  * Wraps an unexpected file-system error. Node's messages carry the absolute host path, so the
  * message names the workspace-relative path and the errno code instead; the original is `cause`.
  */

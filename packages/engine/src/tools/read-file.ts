@@ -1,7 +1,7 @@
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import { locateWithinWorkspace, verifyOpenedFile, type OpenFile } from '@claw/sandbox';
 import { z } from 'zod';
-import { displayPath, fileSystemError } from './files.js';
+import { fileSystemError } from './files.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 /** Options of {@link createReadFileTool}. */
@@ -65,9 +65,8 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const { path: absolutePath, realRoot, files } =
+      const { path: absolutePath, relative: shown, realRoot, files } =
         await locateWithinWorkspace(workDir, args.path);
-      const shown = displayPath(workDir, absolutePath);
       let handle: OpenFile;
       try {
         // With O_NONBLOCK: opening a FIFO does not wait for a writer; it is refused below anyway.
@@ -222,9 +221,19 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
       }
     }
     position += bytesRead;
-    feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
     // A read that stopped short at the size fstat gave is the end: no extra read to learn it.
-    if (bytesRead < buffer.length && position >= request.size) break;
+    const end = bytesRead < buffer.length && position >= request.size;
+    if (end && position === bytesRead) {
+      // The whole file in one read (most files read are small): shown as it is when nothing in
+      // it needs cutting, without going through it line by line.
+      const text = decoder.decode(buffer.subarray(0, bytesRead));
+      const whole = wholeFileContent(text, request);
+      if (whole !== undefined) return { content: whole };
+      feed(text);
+      break;
+    }
+    feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
+    if (end) break;
   }
   feed(decoder.decode());
   if (lineLength > 0) finishLine();
@@ -253,6 +262,29 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
   }
   const text = shownLines.join('\n');
   return { content: notes.length === 0 ? text : `${text}\n\n${notes.join('\n')}` };
+}
+
+/**
+ * What `readLines` shows of a whole file's `text` when it shows all of it: the text without its
+ * last newline, when reading from the first line and no limit applies (line count, characters,
+ * line length). `undefined` when one does, or the file is empty.
+ */
+function wholeFileContent(
+  text: string,
+  request: Pick<ReadRequest, 'offset' | 'limit' | 'maxChars' | 'maxLineChars'>,
+): string | undefined {
+  const content = text.endsWith('\n') ? text.slice(0, -1) : text;
+  if (request.offset !== 1 || text === '' || content.length > request.maxChars) return undefined;
+  let lines = 0;
+  let start = 0;
+  for (;;) {
+    const newline = content.indexOf('\n', start);
+    const end = newline === -1 ? content.length : newline;
+    lines += 1;
+    if (end - start > request.maxLineChars || lines > request.limit) return undefined;
+    if (newline === -1) return content;
+    start = newline + 1;
+  }
 }
 
 function plural(count: number, word: string): string {

@@ -2,7 +2,6 @@ import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } f
 import { resolveWritableFile } from '@claw/sandbox';
 import { z } from 'zod';
 import {
-  displayPath,
   fileSystemError,
   statIfExists,
   writeFileAtomic,
@@ -38,7 +37,7 @@ export function createWriteFileTool(): BuiltinTool<WriteFileArguments> {
       throwIfAborted(signal);
       const file = await resolveWritableFile(workDir, args.path);
       const absolutePath = file.absolutePath;
-      const shown = displayPath(workDir, absolutePath);
+      const shown = file.relative;
       try {
         const existing = await statIfExists(absolutePath);
         if (existing?.isDirectory() === true) {

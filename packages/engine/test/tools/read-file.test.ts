@@ -40,6 +40,32 @@ describe('read_file', () => {
     expect(result).toEqual({ content: 'alpha\n  beta\ngamma' });
   });
 
+  it('shows a whole small file as it is, up to each limit exactly, and cuts one past it', async () => {
+    const read = async (text: string, options = {}, args = {}): Promise<string> => {
+      await writeFile(join(ws.workDir, 'f.txt'), text);
+      const tool = createReadFileTool(options);
+      return (await tool.execute({ path: 'f.txt', ...args }, ws.context())).content;
+    };
+    expect(await read('\n')).toBe('');
+    expect(await read('a\n\n')).toBe('a\n');
+    expect(await read('x\r\ny\n')).toBe('x\r\ny');
+    expect(await read('é\n€')).toBe('é\n€');
+    // Characters: 9 of them fit 9; the 10th is cut with a note.
+    expect(await read('abcd\nefgh\n', { maxChars: 9 })).toBe('abcd\nefgh');
+    expect(await read('abcd\nefghi\n', { maxChars: 9 })).toBe(
+      'abcd\n\n[truncated: showing lines 1-1 of 2; call read_file with offset=2 to continue]',
+    );
+    // Line length: 4 fits 4; 5 is cut.
+    expect(await read('abcd\nab', { maxLineChars: 4 })).toBe('abcd\nab');
+    expect(await read('abcde\nab', { maxLineChars: 4 })).toMatch(/^abcd \[line cut: showing 4 of 5/);
+    // Lines: 3 fit a limit of 3; 4 do not.
+    expect(await read('1\n2\n3\n', {}, { limit: 3 })).toBe('1\n2\n3');
+    expect(await read('1\n2\n3\n4', {}, { limit: 3 })).toBe(
+      '1\n2\n3\n\n[truncated: showing lines 1-3 of 4; call read_file with offset=4 to continue]',
+    );
+    expect(await read('1\n2\n3\n', {}, { offset: 2 })).toBe('2\n3');
+  });
+
   it('returns the lines from offset (1-based) up to limit and says how to continue', async () => {
     await writeFile(join(ws.workDir, 'n.txt'), numberedLines(10));
     const tool = createReadFileTool();
