@@ -20,8 +20,8 @@ interface Batch {
 /**
  * The audit log as JSON lines in `<workDir>/.claw/audit.jsonl` (APR-4): one line per entry,
  * appended (the file is never rewritten), in the order recorded. The file is opened once (for
- * appending) and kept open until `close`; entries recorded while a write is under way go out
- * together in the next one, so a wave of tool calls costs one write, not one open, write and
+ * appending) and kept open until `close`; entries recorded in the same tick, or while a write
+ * is under way, go out together, so a wave of tool calls costs one write, not one open, write and
  * close each.
  *
  * `record` resolves once its line was handed to the file, and throws an `AuditLogError`
@@ -46,6 +46,9 @@ export class FileAuditLog implements AuditLog {
     if (batch === undefined) {
       const next: Batch = { lines: [], written: Promise.resolve() };
       next.written = this.queue.run(async () => {
+        // The entries of this tick's work (a wave's calls are checked together, a few promise
+        // steps apart) join this write.
+        await new Promise<void>((resolve) => process.nextTick(resolve));
         // From here on, new entries wait for the next write.
         if (this.waiting === next) this.waiting = undefined;
         await this.append(next.lines.join(''));

@@ -98,11 +98,21 @@ describe('FileAuditLog: writes grouped, the file kept open', () => {
     // A wave later: the same open file, no new mkdir.
     const second = Array.from({ length: 4 }, (_unused, index) => entry(10 + index));
     await Promise.all(second.map((each) => log.record(each)));
+    // Recorded a few promise steps apart in one tick, as a wave's gate checks end: one write.
+    const third = Array.from({ length: 4 }, (_unused, index) => entry(20 + index));
+    await Promise.all(third.map(async (each, index) => {
+      for (let step = 0; step < index * 3; step += 1) await Promise.resolve();
+      await log.record(each);
+    }));
     await log.close();
 
-    expect(calls).toEqual(['mkdir', 'open a', 'write', 'write', 'close']);
+    expect(calls).toEqual(['mkdir', 'open a', 'write', 'write', 'write', 'close']);
     const lines = (await readFile(log.file, 'utf8')).trim().split('\n');
-    expect(lines.map((line) => JSON.parse(line) as AuditEntry)).toEqual([...first, ...second]);
+    expect(lines.map((line) => JSON.parse(line) as AuditEntry)).toEqual([
+      ...first,
+      ...second,
+      ...third,
+    ]);
   });
 });
 
