@@ -13,31 +13,62 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 
-/** claw messages → Chat Completions messages. */
+/** The wire form of a message, with what it was made from (to see a message changed since). */
+interface Converted {
+  content: string;
+  toolCalls: readonly ToolCall[] | undefined;
+  toolCallCount: number;
+  wire: ChatCompletionMessageParam;
+}
+
+const converted = new WeakMap<Message, Converted>();
+
+/**
+ * claw messages → Chat Completions messages. A message is converted once and its wire form
+ * reused by every later request that sends it (a run sends its whole history each turn); one
+ * whose content or tool calls were changed since is converted again.
+ */
 export function toChatMessages(messages: readonly Message[]): ChatCompletionMessageParam[] {
   return messages.map((message): ChatCompletionMessageParam => {
-    switch (message.role) {
-      case 'system':
-      case 'user':
-        return { role: message.role, content: message.content };
-      case 'assistant': {
-        const toolCalls = message.toolCalls ?? [];
-        if (toolCalls.length === 0) return { role: 'assistant', content: message.content };
-        return {
-          role: 'assistant',
-          // Some servers reject an empty string next to tool calls; null is what the API sends.
-          content: message.content === '' ? null : message.content,
-          tool_calls: toolCalls.map((call) => ({
-            id: call.id,
-            type: 'function' as const,
-            function: { name: call.name, arguments: call.arguments },
-          })),
-        };
-      }
-      case 'tool':
-        return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    const toolCalls = message.role === 'assistant' ? message.toolCalls : undefined;
+    const toolCallCount = toolCalls?.length ?? 0;
+    const known = converted.get(message);
+    if (
+      known !== undefined &&
+      known.content === message.content &&
+      known.toolCalls === toolCalls &&
+      known.toolCallCount === toolCallCount
+    ) {
+      return known.wire;
     }
+    const wire = toChatMessage(message);
+    converted.set(message, { content: message.content, toolCalls, toolCallCount, wire });
+    return wire;
   });
+}
+
+function toChatMessage(message: Message): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant': {
+      const toolCalls = message.toolCalls ?? [];
+      if (toolCalls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        // Some servers reject an empty string next to tool calls; null is what the API sends.
+        content: message.content === '' ? null : message.content,
+        tool_calls: toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function' as const,
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      };
+    }
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
 }
 
 export function toChatTools(tools: readonly ToolDefinition[] | undefined): ChatCompletionTool[] {
