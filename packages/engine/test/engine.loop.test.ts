@@ -1,10 +1,6 @@
 import type { Tool } from '@claw/core';
-import {
-  MemorySessionLog,
-  SessionStore,
-  type AppendResult,
-  type LogRecord,
-} from '@claw/session-store';
+import { SessionStore } from '@claw/session-store';
+import { FlushControlledLog } from '@claw/session-store/testing';
 import { AllowAllGate, DenyAllGate, RecordingReporter, ScriptedProvider } from '@claw/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Engine } from '../src/index.js';
@@ -304,7 +300,7 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
   });
 
   it('a read-only tool starts once its intent is written; one with effects waits for the flush', async () => {
-    const log = new HeldFlushLog();
+    const log = new FlushControlledLog();
     const store = new SessionStore({ log });
     const { session } = await store.open('s', { workDir: '/work/space' });
     const ran: string[] = [];
@@ -313,7 +309,7 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
       risk: readOnly ? 'safe' : 'mutating',
       ...(readOnly ? { readOnly } : {}),
       execute: async () => {
-        ran.push(`${name}, flushes held: ${log.held.length}`);
+        ran.push(`${name}, flushes held: ${log.heldFlushes.length}`);
         return `${name} done`;
       },
     });
@@ -330,7 +326,7 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
     while (ran.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
     // The two intents went out in one write with one flush, which the log still holds.
     expect(ran).toEqual(['look, flushes held: 1']);
-    log.release();
+    log.releaseFlushes();
     expect((await run).status).toBe('completed');
     expect(ran).toEqual(['look, flushes held: 1', 'change, flushes held: 0']);
     const stored = await log.load('s');
@@ -341,25 +337,3 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
     await store.close();
   });
 });
-
-/** A memory log that holds every flush until `release` (after which flushes go straight on). */
-class HeldFlushLog extends MemorySessionLog {
-  held: Array<() => void> = [];
-  private holding = true;
-
-  override async append(
-    id: string,
-    records: readonly LogRecord[],
-    options: { sync: boolean; onWritten?: () => void },
-  ): Promise<AppendResult> {
-    const result = await super.append(id, records, options);
-    options.onWritten?.();
-    if (options.sync && this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
-    return result;
-  }
-
-  release(): void {
-    this.holding = false;
-    for (const resolve of this.held.splice(0)) resolve();
-  }
-}

@@ -1,59 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  FileSessionLog,
-  MemorySessionLog,
-  SessionStore,
-  newSessionSnapshot,
-  type AppendResult,
-  type LogRecord,
-  type SessionSnapshot,
-} from '../src/index.js';
+import { FileSessionLog, SessionStore, newSessionSnapshot } from '../src/index.js';
+import { FlushControlledLog } from '../src/testing/index.js';
 import { RecordingFileSystem, call, removeTempDirs, tempDir } from './fixtures.js';
 
 afterEach(removeTempDirs);
 
 const workDir = '/work/space';
-
-/** A memory log whose flushes wait until the test lets them go. */
-class SlowFlushLog extends MemorySessionLog {
-  flushes: Array<() => void> = [];
-
-  override async append(
-    id: string,
-    records: readonly LogRecord[],
-    options: { sync: boolean; onWritten?: () => void },
-  ): Promise<AppendResult> {
-    const result = await super.append(id, records, options);
-    options.onWritten?.();
-    if (options.sync) await new Promise<void>((resolve) => this.flushes.push(resolve));
-    return result;
-  }
-}
-
-/** A memory log whose next flush fails once the test says so (the records are written). */
-class FailingFlushLog extends MemorySessionLog {
-  failNextFlush = false;
-  compactions = 0;
-
-  override async append(
-    id: string,
-    records: readonly LogRecord[],
-    options: { sync: boolean; onWritten?: () => void },
-  ): Promise<AppendResult> {
-    const result = await super.append(id, records, options);
-    options.onWritten?.();
-    if (options.sync && this.failNextFlush) {
-      this.failNextFlush = false;
-      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
-    }
-    return result;
-  }
-
-  override async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
-    this.compactions += 1;
-    await super.compact(id, snapshot);
-  }
-}
 
 function settled(promise: Promise<unknown>): () => boolean {
   let done = false;
@@ -65,7 +17,7 @@ function settled(promise: Promise<unknown>): () => boolean {
 
 describe('a batch with an intent: what needs no flush is stored once written (PERF-1)', () => {
   it('an event in the same batch as an intent is stored before the intent is flushed', async () => {
-    const log = new SlowFlushLog();
+    const log = new FlushControlledLog();
     const store = new SessionStore({ log });
     const { session } = await store.open('s', { workDir });
     await session.append({ role: 'user', content: 'go' });
@@ -74,31 +26,31 @@ describe('a batch with an intent: what needs no flush is stored once written (PE
     const started = session.toolStarted(call('c1'));
     const eventStored = settled(written);
     const intentStored = settled(started);
-    while (log.flushes.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    while (log.heldFlushes.length === 0) await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
     expect(eventStored()).toBe(true);
     expect(intentStored()).toBe(false);
-    log.flushes.shift()?.();
+    log.heldFlushes.shift()?.();
     await started;
     expect(intentStored()).toBe(true);
     await store.close();
   });
 
   it("a read-only tool's intent is waited for until written; what follows waits for its flush", async () => {
-    const log = new SlowFlushLog();
+    const log = new FlushControlledLog();
     const store = new SessionStore({ log });
     const { session } = await store.open('s', { workDir });
     await session.append({ role: 'assistant', content: '', toolCalls: [call('c1', 'read_file')] });
     // Resolves with the flush still under way: the test has not let it go.
     await session.toolStarted(call('c1', 'read_file'), { readOnly: true });
-    expect(log.flushes).toHaveLength(1);
+    expect(log.heldFlushes).toHaveLength(1);
     const finished = settled(session.toolFinished('c1'));
     for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setImmediate(resolve));
     expect(finished()).toBe(false);
     const types = async (): Promise<string[] | undefined> =>
       (await log.load('s'))?.records.map((record) => record.change.type);
     expect((await types())?.at(-1)).toBe('tool_started');
-    log.flushes.shift()?.();
+    log.heldFlushes.shift()?.();
     await session.flush();
     expect(finished()).toBe(true);
     expect((await types())?.at(-1)).toBe('tool_finished');
@@ -106,7 +58,7 @@ describe('a batch with an intent: what needs no flush is stored once written (PE
   });
 
   it("an intent's batch is written when this tick's work is done, before the event loop turns", async () => {
-    const log = new SlowFlushLog();
+    const log = new FlushControlledLog();
     const store = new SessionStore({ log });
     const { session } = await store.open('s', { workDir });
     await session.append({ role: 'assistant', content: '', toolCalls: [call('c1'), call('c2')] });
@@ -119,19 +71,20 @@ describe('a batch with an intent: what needs no flush is stored once written (PE
       .then(() => session.toolStarted(call('c2', 'read_file'), { readOnly: true }));
     await Promise.all([first, second]);
     order.push('intents written');
-    expect(log.flushes).toHaveLength(1);
+    expect(log.heldFlushes).toHaveLength(1);
     const stored = await log.load('s');
     expect(stored?.records.slice(-2).map((record) => record.change.type)).toEqual([
       'tool_started', 'tool_started',
     ]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(['intents written', 'event loop turned']);
-    log.flushes.shift()?.();
+    log.heldFlushes.shift()?.();
     await store.close();
   });
 
   it("a read-only tool's intent whose flush fails: the next write stores the whole session", async () => {
-    const log = new FailingFlushLog();
+    const log = new FlushControlledLog();
+    log.holdFlushes = false;
     const store = new SessionStore({ log });
     const { session } = await store.open('s', { workDir });
     await session.append({ role: 'assistant', content: '', toolCalls: [call('c1', 'read_file')] });

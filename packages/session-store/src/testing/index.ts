@@ -1,2 +1,3 @@
 export { describeSessionLog, type SessionLogBackend } from './conformance.js';
 export { emptySnapshot } from './snapshots.js';
+export { FlushControlledLog } from './flush-controlled-log.js';
