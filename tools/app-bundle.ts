@@ -22,7 +22,7 @@ const namesRead = new Set(['OpenAI']);
 /**
  * The classes of bundled code that bundling renamed to avoid a clash (`Foo` became `Foo2`) and
  * whose name code reads: error classes (errors take their name from their class, `ClawError`)
- * and those in `namesRead`. `code` is one output file.
+ * and those in `namesRead`. `code` is the bundle's output (its files joined).
  */
 export function renamedNamedClasses(code: string): string[] {
   const renamed: string[] = [];
@@ -58,9 +58,12 @@ export const namesKept: EsbuildPlugin = {
   name: 'class-names-kept',
   setup(build) {
     build.onEnd((result) => {
-      const renamed = (result.outputFiles ?? [])
+      // All output files at once: the class a renamed one clashed with may lie in another chunk.
+      const code = (result.outputFiles ?? [])
         .filter((file) => file.path.endsWith('.js'))
-        .flatMap((file) => renamedNamedClasses(file.text));
+        .map((file) => file.text)
+        .join('\n');
+      const renamed = renamedNamedClasses(code);
       if (renamed.length === 0) return undefined;
       return {
         errors: [{
