@@ -1,4 +1,4 @@
-import type { ApprovalRequest } from '@claw/core';
+import { askOnce, type ApprovalRequest, type Eventual } from '@claw/core';
 import {
   ProtectedPathError,
   SandboxError,
@@ -20,7 +20,7 @@ export interface DefaultPolicyOptions {
    * other tool is judged at once. May be a function that gives that promise: it is called once,
    * by the first bash call that needs to know (the probe starts only then).
    */
-  bashIsolated?: boolean | Promise<boolean> | (() => Promise<boolean>);
+  bashIsolated?: Eventual<boolean>;
 }
 
 /** Tools that write the file named by their `path` argument. */
@@ -43,15 +43,10 @@ const writingTools = new Set(['write_file', 'edit_file']);
  * file-system errors that are not `SandboxError`s.
  */
 export class DefaultPolicy implements Policy {
-  private bashIsolated: boolean | Promise<boolean> | (() => Promise<boolean>);
+  private readonly isBashIsolated: () => Promise<boolean>;
 
   constructor(options: DefaultPolicyOptions = {}) {
-    this.bashIsolated = options.bashIsolated ?? false;
-  }
-
-  private isBashIsolated(): boolean | Promise<boolean> {
-    if (typeof this.bashIsolated === 'function') this.bashIsolated = this.bashIsolated();
-    return this.bashIsolated;
+    this.isBashIsolated = askOnce(options.bashIsolated ?? false);
   }
 
   async evaluate(request: ApprovalRequest): Promise<PolicyVerdict> {

@@ -98,6 +98,29 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
   });
 }
 
+/** A value, a promise of it, or a function that gives that promise when it is needed. */
+export type Eventual<T> = T | Promise<T> | (() => Promise<T>);
+
+/**
+ * What `source` gives, asked for once: a function is called by the first call of the result (not
+ * before), a value or a promise is taken at once, and every call gets the same promise. Its
+ * failure goes to those who call; it never counts as an unhandled rejection.
+ */
+export function askOnce<T>(source: Eventual<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  const ask = (): Promise<T> => {
+    if (answer === undefined) {
+      answer = Promise.resolve(
+        typeof source === 'function' ? (source as () => Promise<T>)() : source,
+      );
+      answer.catch(() => undefined);
+    }
+    return answer;
+  };
+  if (typeof source !== 'function') void ask();
+  return ask;
+}
+
 /**
  * `raceAbort` for many promises against one signal, with one listener on it however many races
  * run (a model stream races each of its chunks): each `race` settles like its promise, or

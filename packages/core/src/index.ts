@@ -14,10 +14,12 @@ export {
 export {
   AbortRace,
   SerialQueue,
+  askOnce,
   closeIterator,
   linkAbortSignal,
   raceAbort,
   sleep,
+  type Eventual,
 } from './async.js';
 export {
   addUsage,

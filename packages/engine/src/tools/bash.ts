@@ -2,11 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import {
   ClawError,
   abortReason,
+  askOnce,
   defaultMaxOutputBytes,
   defineTool,
   errnoCode,
   raceAbort,
   throwIfAborted,
+  type Eventual,
   type ToolResult,
 } from '@claw/core';
 import {
@@ -33,7 +35,7 @@ export interface BashToolOptions {
    * does — so a run's first model call need not wait for the probe. May be a function that gives
    * one: it is called once, by the first command (the probe starts only when bash is used).
    */
-  spawner?: CommandSpawner | Promise<CommandSpawner> | (() => Promise<CommandSpawner>);
+  spawner?: Eventual<CommandSpawner>;
   /**
    * Apply the text fences (destructive commands, workspace escapes, and — when commands are not
    * isolated — protected paths) before running. Default true; turning them off is for measuring
@@ -66,20 +68,8 @@ const drainMs = 1000;
  * with a `ClawError` (`bash_spawn_failed`) when bash cannot be started.
  */
 export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashArguments> {
-  let spawnerReady: Promise<CommandSpawner> | undefined;
-  const spawnerOf = (): Promise<CommandSpawner> => {
-    if (spawnerReady === undefined) {
-      const given = options.spawner ?? plainCommandSpawner();
-      spawnerReady = Promise.resolve(typeof given === 'function' ? given() : given);
-      // A probe that fails is reported by the command that needs it, not as an unhandled
-      // rejection.
-      spawnerReady.catch(() => undefined);
-    }
-    return spawnerReady;
-  };
-  // A spawner or promise given is taken now: a probe that fails before the first command is not
-  // an unhandled rejection.
-  if (typeof options.spawner !== 'function') void spawnerOf();
+  // A probe that fails is reported by the command that needs it.
+  const spawnerOf = askOnce(options.spawner ?? plainCommandSpawner());
   const fences = options.fences ?? true;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
