@@ -73,18 +73,20 @@ export async function locateWithinWorkspace(
 
   const root = isPlainAbsolute(workDir) ? workDir : nodePath.resolve(workDir);
   let target = resolveAgainst(root, path);
-  if (!nodePath.isAbsolute(path) && !isInside(root, target)) {
+  let relative = relativeInside(root, target);
+  if (!nodePath.isAbsolute(path) && relative === undefined) {
     throw outside(path, 'leaves the workspace');
   }
 
   const realRoot = await realRootOf(root, path);
-  if (!isInside(root, target)) {
+  if (relative === undefined) {
     // Only an absolute path gets here. Spelled through the real location of a linked root, it
     // names a place in the workspace: spell it through the root, as the workspace sees it.
-    if (!isInside(realRoot, target)) {
+    relative = relativeInside(realRoot, target);
+    if (relative === undefined) {
       throw outside(path, 'is absolute and not inside the workspace root');
     }
-    target = nodePath.join(root, nodePath.relative(realRoot, target));
+    target = nodePath.join(root, relative);
   }
   const files = await workspaceFiles(realRoot);
   const realTarget = await realLocation(target, path, files);
@@ -93,7 +95,7 @@ export async function locateWithinWorkspace(
   }
   return {
     path: target,
-    relative: relativeInside(root, target) || '.',
+    relative: relative === '' ? '.' : relative,
     realPath: realTarget,
     realRoot,
     files,
