@@ -76,6 +76,8 @@ export class OutboundQueue {
   private readonly queue: Queued[] = [];
   private bytes = 0;
   private writing = false;
+  /** A pump is due at the end of this tick (`process.nextTick`). */
+  private pumpDue = false;
   /** How many of the first queued events are being written now (never merged). */
   private inFlight = 0;
   private closedReason: CloseReason | undefined;
@@ -151,12 +153,15 @@ export class OutboundQueue {
         return;
       }
     }
-    void this.pump();
+    // A session's events go out together at the end of the tick; anything else (an answer to
+    // the client's message) is handed to the writer at once.
+    if (options.paced === true) this.schedulePump();
+    else void this.pump();
   }
 
   /** Resolves once everything queued so far was written (or the connection closed). */
   drain(): Promise<void> {
-    if (this.queue.length === 0 && !this.writing) return Promise.resolve();
+    if (this.queue.length === 0 && !this.writing && !this.pumpDue) return Promise.resolve();
     if (this.closedReason !== undefined) return Promise.resolve();
     return new Promise((resolve) => this.drained.push(resolve));
   }
@@ -220,6 +225,21 @@ export class OutboundQueue {
     for (const item of run) this.bytes -= item.json.length;
     this.bytes += json.length;
     return { event, json };
+  }
+
+  /**
+   * Starts writing at the end of the tick, once the work under way is done: the events a
+   * session commits together (a batch of its log) reach the queue a few promise steps apart, and
+   * so go out in one write, not the first alone and then the rest (each write is a system call,
+   * and wakes the reader).
+   */
+  private schedulePump(): void {
+    if (this.writing || this.pumpDue) return;
+    this.pumpDue = true;
+    process.nextTick(() => {
+      this.pumpDue = false;
+      void this.pump();
+    });
   }
 
   private async pump(): Promise<void> {

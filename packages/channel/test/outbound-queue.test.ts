@@ -226,3 +226,60 @@ describe('OutboundQueue with writeBatch', () => {
     expect(batches[0]).toHaveLength(inFlight);
   });
 });
+
+describe('OutboundQueue timing of writes', () => {
+  it('writes what one tick pushed, a few promise steps apart, in one batch at its end', async () => {
+    const batches: number[][] = [];
+    const queue = new OutboundQueue({
+      write: () => {
+        throw new Error('not used when writeBatch is given');
+      },
+      writeBatch: (items) => {
+        batches.push(items.map((item) => (item.event as { seq: number }).seq));
+      },
+      close: () => undefined,
+    });
+    // As a session's subscription yields the events of one stored batch: each a few awaits on.
+    const pushed = (async () => {
+      for (let seq = 1; seq <= 4; seq += 1) {
+        queue.push(delta(seq, 'x'), { paced: true });
+        await Promise.resolve();
+        await Promise.resolve();
+      }
+    })();
+    await pushed;
+    expect(batches).toEqual([]);
+    await new Promise((resolve) => process.nextTick(resolve));
+    expect(batches).toEqual([[1, 2, 3, 4]]);
+    // Pushed after it: another write, at the end of that tick.
+    queue.push(delta(5, 'y'), { paced: true });
+    await queue.drain();
+    expect(batches).toEqual([[1, 2, 3, 4], [5]]);
+  });
+
+  it('hands an event that is not paced (an answer to the client) to the writer at once', () => {
+    const written: number[] = [];
+    const queue = new OutboundQueue({
+      write: (_json, event) => {
+        written.push((event as { seq: number }).seq);
+      },
+      close: () => undefined,
+    });
+    queue.push(delta(1, 'x'));
+    expect(written).toEqual([1]);
+  });
+
+  it('waits in drain() for a write that is due but has not started', async () => {
+    const written: number[] = [];
+    const queue = new OutboundQueue({
+      write: (_json, event) => {
+        written.push((event as { seq: number }).seq);
+      },
+      close: () => undefined,
+    });
+    queue.push(delta(1, 'x'), { paced: true });
+    expect(written).toEqual([]);
+    await queue.drain();
+    expect(written).toEqual([1]);
+  });
+});
