@@ -139,3 +139,12 @@ export function eventJson(event: object): string {
   }
   return json;
 }
+
+/**
+ * Lets go of the encoding `eventJson` keeps for `event`, once nothing is about to send it again
+ * (an event log keeps its events for replay, and their text would stay as long as they do). A
+ * later `eventJson(event)` encodes it anew.
+ */
+export function forgetEventJson(event: object): void {
+  encodedEvents.delete(event);
+}

@@ -74,6 +74,7 @@ export {
   sessionRunStates,
   taskEndEventTypes,
   eventJson,
+  forgetEventJson,
   type ApprovalDecision,
   type ApprovalMode,
   type BudgetsLeft,

@@ -3,6 +3,7 @@ import {
   abortReason,
   eventJson,
   findErrorWithCode,
+  forgetEventJson,
   type SessionEvent,
   type SessionEventBody,
 } from '@claw/core';
@@ -88,6 +89,8 @@ interface Kept {
 
 interface Subscriber {
   cursor: number;
+  /** Every event up to here was taken: its reader asked for the next one after it. */
+  taken: number;
   /** Reading up to here is replay: it does not count against the bound. */
   subscribedAt: number;
   bytesAtStart: number;
@@ -99,8 +102,9 @@ interface Subscriber {
 }
 
 /**
- * The size of an event as JSON (in UTF-16 units). Its JSON is made once per event and kept
- * (`eventJson`): the session stored it already, and every client is sent the same text.
+ * The size of an event as JSON (in UTF-16 units). Its JSON is made once per event (`eventJson`):
+ * the session stored it already, and every client is sent the same text. The log lets the text go
+ * once every subscriber took the event (`releaseEncoding`); a replay encodes it again.
  */
 function sizeOf(event: SessionEvent): number {
   return eventJson(event).length;
@@ -212,6 +216,7 @@ export class SessionEventLog {
     const bound = { ...this.bound, ...options.bound };
     const subscriber: Subscriber = {
       cursor: after,
+      taken: after,
       subscribedAt: Math.max(after, this.committed),
       bytesAtStart: this.committedBytes,
       maxEvents: bound.maxEvents,
@@ -268,6 +273,8 @@ export class SessionEventLog {
           // It read the oldest kept event: what only it still held may go now.
           if (next.event.seq === this.oldestSeq) this.trim();
           yield next.event;
+          subscriber.taken = next.event.seq;
+          this.releaseEncoding(next.event);
           continue;
         }
         if (this.lost !== undefined) throw this.lost;
@@ -347,7 +354,20 @@ export class SessionEventLog {
     this.committed = event.seq;
     this.kept.push({ event, size, bytesThrough: this.committedBytes });
     this.keptBytes += size;
+    this.releaseEncoding(event);
     this.trim();
+  }
+
+  /**
+   * Lets the event's JSON go once every subscriber took the event (at once when none follows):
+   * kept events are there for replays, which are rare, and their text would otherwise stay as long
+   * as they do (as much again as the events: a tool's whole output each).
+   */
+  private releaseEncoding(event: SessionEvent): void {
+    for (const subscriber of this.subscribers) {
+      if (subscriber.taken < event.seq) return;
+    }
+    forgetEventJson(event);
   }
 
   private overRetention(): boolean {

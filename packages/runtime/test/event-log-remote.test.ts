@@ -1,4 +1,4 @@
-import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
+import { ClawError, eventJson, type SessionEvent, type SessionEventBody } from '@claw/core';
 import { leaseLostCode } from '@claw/session-store';
 import { describe, expect, it } from 'vitest';
 import {
@@ -116,5 +116,46 @@ describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
     session.settle();
     await Promise.resolve();
     expect(log.oldestSeq).toBe(9);
+  });
+});
+
+describe('SessionEventLog and the JSON of the events it keeps', () => {
+  // `eventJson` gives the kept text while it is kept; a changed event shows when it was let go.
+  const textOf = (event: SessionEvent): unknown => (JSON.parse(eventJson(event)) as { content: unknown }).content;
+  const change = (event: SessionEvent): void => {
+    (event as { content: string }).content = 'changed';
+  };
+
+  it('keeps an event\'s JSON until every subscriber took the event, then lets it go', async () => {
+    const session = source();
+    const log = new SessionEventLog({ session });
+    const first = log.events({ after: 0 });
+    const second = log.events({ after: 0 });
+    const event = log.append(delta('one'));
+    session.settle();
+    expect((await first.next()).value).toBe(event);
+    expect((await second.next()).value).toBe(event);
+    expect(textOf(event)).toBe('one');
+    change(event);
+    log.append(delta('two'));
+    session.settle();
+    // The first asked for the next event: it took the first one. The second has not yet.
+    expect((await first.next()).value).toMatchObject({ seq: 2 });
+    expect(textOf(event)).toBe('one');
+    expect((await second.next()).value).toMatchObject({ seq: 2 });
+    expect(textOf(event)).toBe('changed');
+  });
+
+  it('lets it go at once when nobody follows the session; a replay encodes it again', async () => {
+    const session = source();
+    const log = new SessionEventLog({ session });
+    const event = log.append(delta('alone'));
+    expect(textOf(event)).toBe('alone');
+    change(event);
+    session.settle();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(textOf(event)).toBe('changed');
+    const replay = log.events({ after: 0 });
+    expect((await replay.next()).value).toBe(event);
   });
 });
