@@ -248,6 +248,27 @@ console.log(
   `claw ${range(claw.firstRequestRange)}`,
 );
 
+// Run by run: the contenders of one run went back to back, so the ratio of their per-turn
+// medians in that run compares them on the same machine. Its spread over the runs says how much
+// the machine moved; for a before/after, how often the other build was slower says whether a
+// difference is more than that.
+const perRunRatios = (name, base) =>
+  tasks[name].map(
+    (result, index) => median(result.turnTimes) / median(tasks[base][index].turnTimes),
+  );
+const describeRatios = (ratios) =>
+  `median ${times(median(ratios))}, middle half ${times(percentile(ratios, 25))} … ` +
+  `${times(percentile(ratios, 75))}`;
+console.log('\nper-turn median, run by run (the contenders of a run ran back to back):');
+console.log(`claw / bare: ${describeRatios(perRunRatios('claw', 'bare'))}`);
+for (const name of compareNames) {
+  const ratios = perRunRatios(name, 'claw');
+  const slower = ratios.filter((value) => value > 1).length;
+  console.log(
+    `${name} / claw: ${describeRatios(ratios)}; ${name} slower in ${slower} of ${ratios.length} runs`,
+  );
+}
+
 const startupMedian = Object.fromEntries(
   Object.entries(startup).map(([name, walls]) => [name, median(walls)]),
 );
