@@ -129,7 +129,9 @@ const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
   .split(' ')
   .filter((arg) => arg !== '');
 
-export async function startServer({ baseURL, files, nodeArgs = [], args = [], workDir: shared }) {
+export async function startServer({
+  baseURL, files, nodeArgs = [], args = [], workDir: shared, main = serverMain,
+}) {
   const folder = await tempFolder('claw-bench-server-');
   const workDir = shared ?? (await workspaceIn(folder, files));
   const portFile = path.join(folder, 'ports.json');
@@ -137,7 +139,7 @@ export async function startServer({ baseURL, files, nodeArgs = [], args = [], wo
     spawn(
       process.execPath,
       [
-        ...nodeArgs, ...serverNodeArgs, serverMain, '--workdir', workDir, '--tcp-port', '0', '--http-port', '0',
+        ...nodeArgs, ...serverNodeArgs, main, '--workdir', workDir, '--tcp-port', '0', '--http-port', '0',
         '--port-file', portFile, '--shutdown-grace-ms', '1000', ...args,
       ],
       {

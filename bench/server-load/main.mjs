@@ -24,6 +24,7 @@
 //
 // Everything is on 127.0.0.1 with ports the OS picks; every process started here is stopped by
 // its pid, every temporary folder removed; a guard ends the whole benchmark if it overruns.
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { median, percentile } from '../bare-loop.mjs';
@@ -38,6 +39,7 @@ import {
   openFileLimit,
   serverSocket,
   startModel,
+  serverMain,
   startServer,
   stopChild,
   tempFolder,
@@ -54,6 +56,15 @@ const guardMs = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
 // Which phases run (default all three): a comma-separated subset of throughput, idle, slow.
 const phases = new Set((process.env.BENCH_PHASES ?? 'throughput,idle,slow').split(','));
 const targets = { throughput: 0.8, rss: 1.3, connectionKb: 50, p99: 1.1 };
+// BENCH_COMPARE: more builds of claw-server (main.js paths, comma-separated) in the throughput
+// phase, as contenders "claw B", "claw C", … interleaved with the others: a before/after in one
+// run, where the machine's drift between runs cannot pass for an effect.
+const compareMains = (process.env.BENCH_COMPARE ?? '')
+  .split(',')
+  .filter((entry) => entry.trim() !== '')
+  .map((entry) => path.resolve(entry.trim()));
+const compareNames = compareMains.map((_, index) => `claw ${String.fromCharCode(66 + index)}`);
+const mainOf = (name) => (name === 'claw' ? serverMain : compareMains[compareNames.indexOf(name)]);
 // The 50th client in phase 3: stops reading, is gone (the run without it), keeps reading.
 const modes = ['stop', 'leave', 'read'];
 // The phase-3 model: the 49 sessions' turns stream 20 chunks 50 ms apart (about 1.3 s a turn,
@@ -95,8 +106,8 @@ const progress = (text) => process.stderr.write(text);
 
 // ---- phase 1 -----------------------------------------------------------------------------------
 
-async function clawThroughput(model) {
-  const server = await startServer({ baseURL: model.baseURL, files: callsPerTurn });
+async function clawThroughput(model, main) {
+  const server = await startServer({ baseURL: model.baseURL, files: callsPerTurn, main });
   try {
     const clients = await inBatches(sessions, sessions, async () => {
       const client = await Client.connect(server.http);
@@ -364,7 +375,11 @@ async function heldRun(model, mode) {
 
 // ---- the run -----------------------------------------------------------------------------------
 
-const throughput = { claw: [], bare: [] };
+const throughput = {
+  claw: [],
+  bare: [],
+  ...Object.fromEntries(compareNames.map((name) => [name, []])),
+};
 const slowReader = Object.fromEntries(modes.map((mode) => [mode, []]));
 const heldBy = {};
 let idle;
@@ -377,9 +392,13 @@ try {
   if (phases.has('throughput')) await bareThroughput(model);
   progress('throughput ');
   for (let run = 0; run < (phases.has('throughput') ? runs : 0); run += 1) {
-    const order = run % 2 === 0 ? ['claw', 'bare'] : ['bare', 'claw'];
-    for (const name of order) {
-      throughput[name].push(await (name === 'claw' ? clawThroughput(model) : bareThroughput(model)));
+    // Each run starts with another contender, and every other run goes the other way round.
+    const names = Object.keys(throughput);
+    const rotated = names.map((_, index) => names[(index + run) % names.length]);
+    for (const name of run % 2 === 0 ? rotated : rotated.reverse()) {
+      throughput[name].push(
+        await (name === 'bare' ? bareThroughput(model) : clawThroughput(model, mainOf(name))),
+      );
       progress('.');
     }
   }
@@ -539,13 +558,34 @@ if (slowRan) {
 
 if (ran) {
   console.log('\nthroughput and memory (baseline: the bare loops in one process):');
-  for (const [label, s] of [['claw-server', claw], ['bare loops', bare]]) {
+  const others = compareNames.map((name) => [name, summarize(throughput[name])]);
+  for (const [label, s] of [['claw-server', claw], ...others, ['bare loops', bare]]) {
     console.log(
       `  ${label.padEnd(12)} ${fixed(s.turnsPerSecond, 1)} turns/s (runs ${fixed(s.range[0], 1)} … ` +
       `${fixed(s.range[1], 1)}), ${fixed(s.wallMs / 1000, 2)} s a run, peak RSS ` +
       `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process, ` +
       `${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
-      (s === claw ? `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)` : ''),
+      (s === bare ? '' : `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)`),
+    );
+  }
+  // Run by run: the contenders of one run went back to back, on the same machine.
+  const perRun = (name, base, measure) =>
+    throughput[name].map((result, index) => measure(result) / measure(throughput[base][index]));
+  const cpuPerTurn = (result) => result.cpuMs / result.requests;
+  const middle = (ratios) =>
+    `median ${fixed(median(ratios), 3)}x, middle half ${fixed(percentile(ratios, 25), 3)}x … ` +
+    `${fixed(percentile(ratios, 75), 3)}x`;
+  console.log('  run by run (the contenders of a run went back to back):');
+  console.log(`    claw-server / bare loops, throughput: ${middle(perRun('claw', 'bare', perSecond))}`);
+  for (const [name, s] of others) {
+    const slower = perRun(name, 'claw', perSecond).filter((ratio) => ratio < 1).length;
+    console.log(
+      `    ${name}: ${compareMains[compareNames.indexOf(name)]}; against claw-server: throughput ` +
+      `${fixed(s.turnsPerSecond / claw.turnsPerSecond, 3)}x, peak RSS ` +
+      `${fixed(s.peakRssMb / claw.peakRssMb, 3)}x; run by run: throughput ` +
+      `${middle(perRun(name, 'claw', perSecond))}, CPU a turn ` +
+      `${middle(perRun(name, 'claw', cpuPerTurn))}; ${name} slower in ${slower} of ` +
+      `${throughput[name].length} runs`,
     );
   }
 }
