@@ -53,8 +53,9 @@ export function renamedNamedClasses(code: string): string[] {
  * run time a call (a turn of `claw -p` makes hundreds), and 5-7% of a turn went away without it
  * (PERF-1). A class then keeps its name unless bundling renamed it to avoid a clash; this fails
  * the build when that happened to a class whose name is read (see `renamedNamedClasses`).
+ * `bundledApp` adds it to every app build.
  */
-export const namesKept: EsbuildPlugin = {
+const namesKept: EsbuildPlugin = {
   name: 'class-names-kept',
   setup(build) {
     build.onEnd((result) => {
@@ -76,18 +77,12 @@ export const namesKept: EsbuildPlugin = {
   },
 };
 
-/**
- * How the apps (`claw`, `claw-server`) are bundled (PERF-2): one file per entry, the workspace
- * packages taken from their sources (the "@claw/source" export condition) and third-party packages
- * bundled too, so that Node resolves and reads a few files instead of hundreds, and statements
- * nothing uses are dropped.
- */
-export const bundledApp: Options = {
+const appBundleBase: Options = {
   format: ['esm'],
   target: 'node20',
   platform: 'node',
   sourcemap: true,
-  // No `keepNames` (see `namesKept`, which each app's build runs).
+  // No `keepNames` (see `namesKept`).
   keepNames: false,
   noExternal: [/./],
   esbuildOptions(options) {
@@ -100,3 +95,18 @@ export const bundledApp: Options = {
     js: "import { createRequire as __clawCreateRequire } from 'node:module'; const require = __clawCreateRequire(import.meta.url);",
   },
 };
+
+/**
+ * How the apps (`claw`, `claw-server`) are bundled (PERF-2): one file per entry, the workspace
+ * packages taken from their sources (the "@claw/source" export condition) and third-party packages
+ * bundled too, so that Node resolves and reads a few files instead of hundreds, and statements
+ * nothing uses are dropped. `options` (entries, splitting, the app's own esbuild plugins) go on
+ * top; the check that no class whose name is read was renamed (`namesKept`) runs in every build.
+ */
+export function bundledApp(options: Options): Options {
+  return {
+    ...appBundleBase,
+    ...options,
+    esbuildPlugins: [...(options.esbuildPlugins ?? []), namesKept],
+  };
+}

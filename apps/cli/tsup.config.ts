@@ -1,5 +1,5 @@
 import { defineConfig, type Options } from 'tsup';
-import { bundledApp, englishOnlyZod, namesKept } from '../../tools/app-bundle.js';
+import { bundledApp, englishOnlyZod } from '../../tools/app-bundle.js';
 
 type EsbuildPlugin = NonNullable<Options['esbuildPlugins']>[number];
 
@@ -25,30 +25,25 @@ const appChunk: EsbuildPlugin = {
   },
 };
 
-// What both bundles share: the apps' bundle options (`bundledApp`).
-const common = {
-  ...bundledApp,
-  // `dist` is emptied by the build script: the two builds run side by side.
-  clean: false,
-} satisfies Options;
-
+// Both bundles take the apps' bundle options (`bundledApp`). `dist` is emptied by the build
+// script: the two builds run side by side.
 export default defineConfig([
-  {
-    ...common,
+  bundledApp({
+    clean: false,
     entry: ['src/main.ts'],
     // dist/metafile-esm.json: what main.js holds (a test keeps it light with it).
     metafile: true,
     splitting: false,
-    esbuildPlugins: [appChunk, namesKept],
-  },
-  {
-    ...common,
+    esbuildPlugins: [appChunk],
+  }),
+  bundledApp({
+    clean: false,
     entry: ['src/app.ts'],
     // What app.js imports only on some paths (`import('@claw/mcp')` when a workspace has
     // .claw/mcp.json, `import('@claw/a2a')` with .claw/a2a.json: the protocol SDKs, a third of
     // the code) is a chunk of its own, loaded then; what both use lies in a chunk app.js loads
     // at once, so every module exists once (its classes too).
     splitting: true,
-    esbuildPlugins: [englishOnlyZod, namesKept],
-  },
+    esbuildPlugins: [englishOnlyZod],
+  }),
 ]);

@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { build } from 'tsup';
 import { afterEach, describe, expect, it } from 'vitest';
-import { namesKept, renamedNamedClasses } from '../app-bundle.js';
+import { bundledApp, renamedNamedClasses } from '../app-bundle.js';
 
 const folders: string[] = [];
 afterEach(async () => {
   await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
 });
 
-/** Bundles `files` (name → source; `entry.ts` is the entry) the way the apps are, keepNames off. */
+/** Bundles `files` (name → source; `entry.ts` is the entry) the way the apps are (`bundledApp`). */
 async function bundle(files: Record<string, string>): Promise<{ code: string }> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'claw-bundle-'));
   folders.push(folder);
@@ -18,16 +18,9 @@ async function bundle(files: Record<string, string>): Promise<{ code: string }> 
     await writeFile(path.join(folder, name), source);
   }
   const outDir = path.join(folder, 'dist');
-  await build({
-    entry: [path.join(folder, 'entry.ts')],
-    outDir,
-    format: ['esm'],
-    platform: 'node',
-    keepNames: false,
-    esbuildPlugins: [namesKept],
-    config: false,
-    silent: true,
-  });
+  await build(
+    bundledApp({ entry: [path.join(folder, 'entry.ts')], outDir, config: false, silent: true }),
+  );
   return { code: await readFile(path.join(outDir, 'entry.js'), 'utf8') };
 }
 
