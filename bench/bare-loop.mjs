@@ -72,3 +72,15 @@ export function percentile(values, p) {
 }
 
 export const median = (values) => percentile(values, 50);
+
+/**
+ * Ratios of two contenders, one per run (they ran back to back in each), as text: their median
+ * and middle half, which show how much the machine moved between runs.
+ */
+export function ratioSpread(ratios) {
+  const times = (value) => (Number.isFinite(value) ? `${value.toFixed(3)}x` : 'n/a');
+  return (
+    `median ${times(median(ratios))}, middle half ${times(percentile(ratios, 25))} … ` +
+    `${times(percentile(ratios, 75))}`
+  );
+}

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
-import { median, percentile } from '../bare-loop.mjs';
+import { median, percentile, ratioSpread } from '../bare-loop.mjs';
 
 const turns = 50;
 const callsPerTurn = 4;
@@ -256,16 +256,13 @@ const perRunRatios = (name, base) =>
   tasks[name].map(
     (result, index) => median(result.turnTimes) / median(tasks[base][index].turnTimes),
   );
-const describeRatios = (ratios) =>
-  `median ${times(median(ratios))}, middle half ${times(percentile(ratios, 25))} … ` +
-  `${times(percentile(ratios, 75))}`;
 console.log('\nper-turn median, run by run (the contenders of a run ran back to back):');
-console.log(`claw / bare: ${describeRatios(perRunRatios('claw', 'bare'))}`);
+console.log(`claw / bare: ${ratioSpread(perRunRatios('claw', 'bare'))}`);
 for (const name of compareNames) {
   const ratios = perRunRatios(name, 'claw');
   const slower = ratios.filter((value) => value > 1).length;
   console.log(
-    `${name} / claw: ${describeRatios(ratios)}; ${name} slower in ${slower} of ${ratios.length} runs`,
+    `${name} / claw: ${ratioSpread(ratios)}; ${name} slower in ${slower} of ${ratios.length} runs`,
   );
 }
 

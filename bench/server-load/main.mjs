@@ -27,7 +27,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { median, percentile } from '../bare-loop.mjs';
+import { median, percentile, ratioSpread } from '../bare-loop.mjs';
 import {
   Client,
   cleanUp,
@@ -572,19 +572,16 @@ if (ran) {
   const perRun = (name, base, measure) =>
     throughput[name].map((result, index) => measure(result) / measure(throughput[base][index]));
   const cpuPerTurn = (result) => result.cpuMs / result.requests;
-  const middle = (ratios) =>
-    `median ${fixed(median(ratios), 3)}x, middle half ${fixed(percentile(ratios, 25), 3)}x … ` +
-    `${fixed(percentile(ratios, 75), 3)}x`;
   console.log('  run by run (the contenders of a run went back to back):');
-  console.log(`    claw-server / bare loops, throughput: ${middle(perRun('claw', 'bare', perSecond))}`);
+  console.log(`    claw-server / bare loops, throughput: ${ratioSpread(perRun('claw', 'bare', perSecond))}`);
   for (const [name, s] of others) {
     const slower = perRun(name, 'claw', perSecond).filter((ratio) => ratio < 1).length;
     console.log(
       `    ${name}: ${compareMains[compareNames.indexOf(name)]}; against claw-server: throughput ` +
       `${fixed(s.turnsPerSecond / claw.turnsPerSecond, 3)}x, peak RSS ` +
       `${fixed(s.peakRssMb / claw.peakRssMb, 3)}x; run by run: throughput ` +
-      `${middle(perRun(name, 'claw', perSecond))}, CPU a turn ` +
-      `${middle(perRun(name, 'claw', cpuPerTurn))}; ${name} slower in ${slower} of ` +
+      `${ratioSpread(perRun(name, 'claw', perSecond))}, CPU a turn ` +
+      `${ratioSpread(perRun(name, 'claw', cpuPerTurn))}; ${name} slower in ${slower} of ` +
       `${throughput[name].length} runs`,
     );
   }
