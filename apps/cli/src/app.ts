@@ -11,6 +11,7 @@ import type { Command, RunOptions } from './args.js';
 import type { CliIo } from './cli.js';
 import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites } from '@claw/testing/demo';
 import { reportFailure } from './failure.js';
+import { tuneJitForTurns } from './jit.js';
 import { mcpStartupLine } from './mcp.js';
 import { runOneShot } from './one-shot.js';
 import { Output } from './output.js';
@@ -137,6 +138,7 @@ async function runRepl(
     output: stdout,
     style: outStyle,
   });
+  if (io.tuneJit === true) tuneJitForTurns();
   const release = io.interrupts.handle((signal) => session.interrupt(signal));
   try {
     return await session.run();
@@ -218,6 +220,7 @@ function oneShotOptions(
     terminalInput: context.unattended ? undefined : io.stdin,
     mode: context.settings.approval,
     interrupts: io.interrupts,
+    tuneJit: io.tuneJit === true,
   };
 }
 

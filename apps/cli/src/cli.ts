@@ -18,6 +18,11 @@ export interface CliIo {
   stderr: OutputStream;
   /** Where SIGINT and SIGTERM arrive. */
   interrupts: Interrupts;
+  /**
+   * Ready V8 for a task's turns once its runtime is up (`tuneJitForTurns`, jit.ts). The app edge
+   * sets it; tests that run the CLI in their own process leave it out, so their V8 is not changed.
+   */
+  tuneJit?: boolean;
 }
 
 /**

@@ -20,6 +20,7 @@ try {
     stdout: process.stdout,
     stderr: process.stderr,
     interrupts,
+    tuneJit: true,
   });
 } catch (error) {
   process.stderr.write(`claw: unexpected error: ${String(error)}\n`);

@@ -13,6 +13,7 @@ import {
 import type { OutputFormat } from './args.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Interrupts } from './interrupts.js';
+import { tuneJitForTurns } from './jit.js';
 import { LineInput, type InputStream } from './line-input.js';
 import { exitStatusOf, outcomeLine } from './outcome.js';
 import type { Output, OutputStream } from './output.js';
@@ -42,6 +43,8 @@ export interface OneShotOptions {
   terminalInput: InputStream | undefined;
   mode: ApprovalMode;
   interrupts: Interrupts;
+  /** Ready V8 for the task's turns once the runtime is up (see `CliIo.tuneJit`). */
+  tuneJit: boolean;
 }
 
 /** What a run of one task shares between its text and its stream-json form. */
@@ -74,6 +77,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     workDir: options.workDir,
     approvalHandler: approvals.handler,
   });
+  if (options.tuneJit) tuneJitForTurns();
   const input = approvals.listen();
   const stop = new AbortController();
   let stopSignal: NodeJS.Signals | undefined;

@@ -46,6 +46,12 @@ export function modelEnv(baseURL: string): Record<string, string> {
   return baseEnv({ OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: 'test' });
 }
 
+interface StartOptions {
+  env?: Record<string, string>;
+  cwd?: string;
+  nodeArgs?: readonly string[];
+}
+
 /** A `claw` child process over pipes (no TTY), with its output collected. */
 export class ClawProcess {
   readonly child: ChildProcess;
@@ -55,8 +61,13 @@ export class ClawProcess {
   readonly exited: Promise<number | string>;
   private readonly listeners = new Set<() => void>();
 
-  private constructor(args: readonly string[], env: Record<string, string>, cwd: string) {
-    this.child = spawn(process.execPath, [clawMain, ...args], {
+  private constructor(
+    args: readonly string[],
+    env: Record<string, string>,
+    cwd: string,
+    nodeArgs: readonly string[],
+  ) {
+    this.child = spawn(process.execPath, [...nodeArgs, clawMain, ...args], {
       cwd,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -79,17 +90,20 @@ export class ClawProcess {
     running.add(this);
   }
 
-  static start(
-    args: readonly string[],
-    options: { env?: Record<string, string>; cwd?: string } = {},
-  ): ClawProcess {
-    return new ClawProcess(args, options.env ?? baseEnv(), options.cwd ?? os.tmpdir());
+  /** `nodeArgs`: options for node itself, before the script. */
+  static start(args: readonly string[], options: StartOptions = {}): ClawProcess {
+    return new ClawProcess(
+      args,
+      options.env ?? baseEnv(),
+      options.cwd ?? os.tmpdir(),
+      options.nodeArgs ?? [],
+    );
   }
 
   /** Runs `claw` to its end and gives its exit status and output. */
   static async run(
     args: readonly string[],
-    options: { env?: Record<string, string>; cwd?: string; input?: string } = {},
+    options: StartOptions & { input?: string } = {},
   ): Promise<{ status: number | string; stdout: string; stderr: string }> {
     const claw = ClawProcess.start(args, options);
     claw.child.stdin?.end(options.input ?? '');
