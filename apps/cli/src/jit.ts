@@ -16,9 +16,10 @@ export interface JitTuningOptions {
  * tools, the session's records. V8 interprets a function until it has run a good while and only
  * then compiles it to baseline machine code (Sparkplug), so most of that code stays interpreted
  * through the first dozens of turns of a task. `--always-sparkplug` compiles each function to
- * baseline code at its first call instead. Measured with `bench:cli`, it takes 5–13% off the
- * time a turn costs, and adds about 10 ms before the first request (the compiling of the first
- * turn's code); the code before this call (start-up, opening the session) is not affected.
+ * baseline code at its first call instead. Measured with `bench:cli` against the same build
+ * without it, run by run: 9–13% off the time a turn costs, and 1–11 ms more before the first
+ * request (the compiling of the first turn's code). Start-up and opening the session, which run
+ * before this call, are compiled as before.
  *
  * Node's built-in modules carry V8 code caches, which V8 no longer accepts once a flag has
  * changed: a built-in module loaded after this call would be compiled from its source. So the
