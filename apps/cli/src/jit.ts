@@ -35,6 +35,9 @@ export interface JitTuningOptions {
 export function tuneJitForTurns(options: JitTuningOptions = {}): boolean {
   const version = options.nodeVersion ?? process.versions.node;
   if (Number.parseInt(version, 10) !== jitTunedNodeMajor) return false;
+  // `node --jitless`: no baseline compiler to turn on, and no WebAssembly, without which loading
+  // undici (its HTTP parser is WebAssembly) would end the process.
+  if (typeof (globalThis as { WebAssembly?: unknown }).WebAssembly !== 'object') return false;
   void globalThis.Response;
   v8.setFlagsFromString('--always-sparkplug');
   return true;

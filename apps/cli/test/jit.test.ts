@@ -3,7 +3,7 @@ import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { jitTunedNodeMajor, tuneJitForTurns } from '../src/jit.js';
-import { ClawProcess, cleanUp, modelEnv, tempDir } from './helpers.js';
+import { ClawProcess, cleanUp, modelEnv, removeLater, tempDir } from './helpers.js';
 
 let server: FakeOpenAIServer | undefined;
 
@@ -28,6 +28,7 @@ interface JitReport {
 async function runWatched(
   args: (workDir: string) => string[],
   drive?: (claw: ClawProcess) => Promise<void>,
+  nodeArgs: readonly string[] = [],
 ): Promise<{ report: JitReport; stdout: string; stderr: string; status: number | string }> {
   const folder = await tempDir();
   const reportFile = path.join(folder, 'jit.json');
@@ -55,7 +56,7 @@ async function runWatched(
   const workDir = await tempDir();
   const options = {
     env: modelEnv(server!.baseURL),
-    nodeArgs: ['--allow-natives-syntax', '--import', preload],
+    nodeArgs: [...nodeArgs, '--allow-natives-syntax', '--import', preload],
   };
   let result: { status: number | string; stdout: string; stderr: string };
   if (drive === undefined) {
@@ -114,6 +115,20 @@ describe('V8 readied for the turns of a task (PERF-1)', () => {
       expect(report.freshFunctionBaseline).toBe(true);
     },
   );
+
+  it('under node --jitless (no baseline compiler, no WebAssembly) claw demo runs and V8 is left as it is', async () => {
+    server = await FakeOpenAIServer.start({ turns: [] });
+    const { report, status, stdout } = await runWatched(
+      () => ['demo', '--approval', 'allow'],
+      undefined,
+      ['--jitless'],
+    );
+    const workDir = /^workspace: (\S+)/m.exec(stdout)?.[1];
+    if (workDir !== undefined) removeLater(workDir);
+    expect(status).toBe(0);
+    expect(stdout).toContain('Every step ran.');
+    expect(report.calls).toEqual([]);
+  });
 
   it('a usage error or --version leaves V8 as it is', async () => {
     server = await FakeOpenAIServer.start({ turns: [] });
