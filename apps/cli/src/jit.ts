@@ -17,7 +17,7 @@ export interface JitTuningOptions {
  * then compiles it to baseline machine code (Sparkplug), so most of that code stays interpreted
  * through the first dozens of turns of a task. `--always-sparkplug` compiles each function to
  * baseline code at its first call instead. Measured with `bench:cli` against the same build
- * without it, run by run: 9–13% off the time a turn costs, and 1–11 ms more before the first
+ * without it, run by run: 8–13% off the time a turn costs, and 1–11 ms more before the first
  * request (the compiling of the first turn's code). Start-up and opening the session, which run
  * before this call, are compiled as before.
  *
@@ -25,7 +25,7 @@ export interface JitTuningOptions {
  * changed: a built-in module loaded after this call would be compiled from its source. So the
  * web `Response` class is touched first, which loads what the model client's requests use
  * (`fetch`'s undici with its http, tls and web streams modules); without it the first request
- * came some 20 ms later.
+ * came 15–25 ms later.
  *
  * The flag changes when V8 compiles to baseline code, not what the code does; V8 runs its own
  * test suites with it on. Changing V8 flags in a running process is only safe for flags read as
