@@ -74,6 +74,21 @@ export function percentile(values, p) {
 export const median = (values) => percentile(values, 50);
 
 /**
+ * The other builds a benchmark runs as more contenders, interleaved with the others
+ * (`BENCH_COMPARE`: their `main.js` paths, comma-separated), named "claw B", "claw C", …
+ */
+export function comparedBuilds(env = process.env) {
+  return (env.BENCH_COMPARE ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry, index) => ({
+      name: `claw ${String.fromCharCode(66 + index)}`,
+      main: path.resolve(entry),
+    }));
+}
+
+/**
  * Ratios of two contenders, one per run (they ran back to back in each), as text: their median
  * and middle half, which show how much the machine moved between runs.
  */

@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
-import { median, percentile, ratioSpread } from '../bare-loop.mjs';
+import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
 
 const turns = 50;
 const callsPerTurn = 4;
@@ -27,11 +27,9 @@ const clawMain = path.resolve(process.env.BENCH_CLAW_MAIN ?? path.join(root, 'ap
 // BENCH_COMPARE: more builds of claw (main.js paths, comma-separated), run interleaved with the
 // others as contenders "claw B", "claw C", …: an A/B of a change in one run, where the machine's
 // drift between runs cannot pass for an effect.
-const compareMains = (process.env.BENCH_COMPARE ?? '')
-  .split(',')
-  .filter((entry) => entry.trim() !== '')
-  .map((entry) => path.resolve(entry.trim()));
-const compareNames = compareMains.map((_, index) => `claw ${String.fromCharCode(66 + index)}`);
+const compared = comparedBuilds();
+const compareMains = compared.map((build) => build.main);
+const compareNames = compared.map((build) => build.name);
 const bareMain = path.join(import.meta.dirname, 'bare.mjs');
 const prompt = 'Read the four files, again and again.';
 

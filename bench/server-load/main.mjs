@@ -24,10 +24,9 @@
 //
 // Everything is on 127.0.0.1 with ports the OS picks; every process started here is stopped by
 // its pid, every temporary folder removed; a guard ends the whole benchmark if it overruns.
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { median, percentile, ratioSpread } from '../bare-loop.mjs';
+import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
 import {
   Client,
   cleanUp,
@@ -59,11 +58,9 @@ const targets = { throughput: 0.8, rss: 1.3, connectionKb: 50, p99: 1.1 };
 // BENCH_COMPARE: more builds of claw-server (main.js paths, comma-separated) in the throughput
 // phase, as contenders "claw B", "claw C", … interleaved with the others: a before/after in one
 // run, where the machine's drift between runs cannot pass for an effect.
-const compareMains = (process.env.BENCH_COMPARE ?? '')
-  .split(',')
-  .filter((entry) => entry.trim() !== '')
-  .map((entry) => path.resolve(entry.trim()));
-const compareNames = compareMains.map((_, index) => `claw ${String.fromCharCode(66 + index)}`);
+const compared = comparedBuilds();
+const compareMains = compared.map((build) => build.main);
+const compareNames = compared.map((build) => build.name);
 const mainOf = (name) => (name === 'claw' ? serverMain : compareMains[compareNames.indexOf(name)]);
 // The 50th client in phase 3: stops reading, is gone (the run without it), keeps reading.
 const modes = ['stop', 'leave', 'read'];
