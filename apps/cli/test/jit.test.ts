@@ -27,9 +27,9 @@ interface JitReport {
  */
 async function runWatched(
   args: (workDir: string) => string[],
-  drive?: (claw: ClawProcess) => Promise<void>,
-  nodeArgs: readonly string[] = [],
+  options: { drive?: (claw: ClawProcess) => Promise<void>; nodeArgs?: readonly string[] } = {},
 ): Promise<{ report: JitReport; stdout: string; stderr: string; status: number | string }> {
+  const { drive, nodeArgs = [] } = options;
   const folder = await tempDir();
   const reportFile = path.join(folder, 'jit.json');
   const preload = path.join(folder, 'watch-jit.mjs');
@@ -54,15 +54,15 @@ async function runWatched(
     ].join('\n'),
   );
   const workDir = await tempDir();
-  const options = {
+  const start = {
     env: modelEnv(server!.baseURL),
     nodeArgs: [...nodeArgs, '--allow-natives-syntax', '--import', preload],
   };
   let result: { status: number | string; stdout: string; stderr: string };
   if (drive === undefined) {
-    result = await ClawProcess.run(args(workDir), options);
+    result = await ClawProcess.run(args(workDir), start);
   } else {
-    const claw = ClawProcess.start(args(workDir), options);
+    const claw = ClawProcess.start(args(workDir), start);
     await drive(claw);
     result = { status: await claw.exited, stdout: claw.stdout, stderr: claw.stderr };
   }
@@ -101,12 +101,14 @@ describe('V8 readied for the turns of a task (PERF-1)', () => {
       server = await FakeOpenAIServer.start({ turns: [{ text: 'hello back' }] });
       const { report, status } = await runWatched(
         (workDir) => ['--workdir', workDir, '--approval', 'deny'],
-        async (claw) => {
-          await claw.waitFor('claw> ');
-          claw.send('hello');
-          await claw.waitFor('hello back');
-          await claw.waitFor('claw> ', 2);
-          claw.send('/exit');
+        {
+          drive: async (claw) => {
+            await claw.waitFor('claw> ');
+            claw.send('hello');
+            await claw.waitFor('hello back');
+            await claw.waitFor('claw> ', 2);
+            claw.send('/exit');
+          },
         },
       );
       expect(status).toBe(0);
@@ -118,11 +120,9 @@ describe('V8 readied for the turns of a task (PERF-1)', () => {
 
   it('under node --jitless (no baseline compiler, no WebAssembly) claw demo runs and V8 is left as it is', async () => {
     server = await FakeOpenAIServer.start({ turns: [] });
-    const { report, status, stdout } = await runWatched(
-      () => ['demo', '--approval', 'allow'],
-      undefined,
-      ['--jitless'],
-    );
+    const { report, status, stdout } = await runWatched(() => ['demo', '--approval', 'allow'], {
+      nodeArgs: ['--jitless'],
+    });
     const workDir = /^workspace: (\S+)/m.exec(stdout)?.[1];
     if (workDir !== undefined) removeLater(workDir);
     expect(status).toBe(0);
