@@ -3,7 +3,12 @@ import { realpath, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { PathOutsideWorkspaceError, UnsafeFileError } from './errors.js';
 import { isInside } from './resolve.js';
-import { pooledFiles, type OpenFile, type WorkspaceFiles } from './workspace-files.js';
+import {
+  inspectDirectly,
+  pooledFiles,
+  type OpenFile,
+  type WorkspaceFiles,
+} from './workspace-files.js';
 
 /**
  * Checks what a file descriptor really is, after it was opened for a workspace path (the check
@@ -31,14 +36,7 @@ export async function verifyOpenedFile(
     files?: WorkspaceFiles;
   },
 ): Promise<Stats> {
-  const files = options.files ?? pooledFiles;
-  // The caller may already know the real root (from `locateWithinWorkspace`). The descriptor's
-  // stat and its location are asked for at once (one wait, not two, on the hot path).
-  const [info, realRoot, linuxLocation] = await Promise.all([
-    handle.stat(),
-    options.realRoot ?? realpath(options.workDir),
-    process.platform === 'linux' ? procLocation(handle, files) : Promise.resolve(undefined),
-  ]);
+  const [info, realRoot, linuxLocation] = await descriptorFacts(handle, options);
   const location = linuxLocation ?? (await descriptorLocation(handle, options.path, info));
   if (location === undefined || location === deletedMarker || !isInside(realRoot, location)) {
     throw new PathOutsideWorkspaceError(
@@ -65,14 +63,44 @@ export async function verifyOpenedFile(
 }
 
 /**
+ * The descriptor's `stat`, the real workspace root, and on Linux where the descriptor is
+ * (`procLocation`). The caller may already know the real root (from `locateWithinWorkspace`);
+ * then a file opened by direct calls is asked at once, without a wait. Otherwise the three are
+ * asked for together (one wait, not three, on the hot path).
+ */
+function descriptorFacts(
+  handle: OpenFile,
+  options: { workDir: string; realRoot?: string; files?: WorkspaceFiles },
+): [Stats, string, string | undefined] | Promise<[Stats, string, string | undefined]> {
+  const known = options.realRoot;
+  const inspected = known === undefined ? undefined : inspectDirectly(handle);
+  if (known !== undefined && inspected !== undefined) {
+    return [inspected.info, known, locationFromProc(inspected.procLink)];
+  }
+  return Promise.all([
+    handle.stat(),
+    known ?? realpath(options.workDir),
+    process.platform === 'linux'
+      ? procLocation(handle, options.files ?? pooledFiles)
+      : Promise.resolve(undefined),
+  ]);
+}
+
+/**
  * Where the descriptor really is, from `/proc/self/fd/N`; `undefined` when that cannot be read
  * (then `descriptorLocation` checks by device and inode). A file deleted after opening reads as
  * "… (deleted)": it can no longer be trusted, and counts as outside.
  */
 async function procLocation(handle: OpenFile, files: WorkspaceFiles): Promise<string | undefined> {
-  const location = await files.readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined);
-  if (location === undefined) return undefined;
-  return location.endsWith(' (deleted)') ? deletedMarker : location;
+  return locationFromProc(
+    await files.readlink(`/proc/self/fd/${handle.fd}`).catch(() => undefined),
+  );
+}
+
+/** What a `/proc/self/fd/N` link (undefined: unreadable) says of where the descriptor is. */
+function locationFromProc(link: string | undefined): string | undefined {
+  if (link === undefined) return undefined;
+  return link.endsWith(' (deleted)') ? deletedMarker : link;
 }
 
 /** What `procLocation` gives for a deleted file: not a path, so never inside the workspace. */

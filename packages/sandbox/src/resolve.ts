@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import nodePath from 'node:path';
 import {
@@ -5,7 +6,12 @@ import {
   PathOutsideWorkspaceError,
   SymlinkResolutionError,
 } from './errors.js';
-import { pooledFiles, workspaceFiles, type WorkspaceFiles } from './workspace-files.js';
+import {
+  knownDirectFiles,
+  pooledFiles,
+  workspaceFiles,
+  type WorkspaceFiles,
+} from './workspace-files.js';
 
 // More hops than this through dangling links is treated like a loop (Linux allows 40).
 const maxLinkHops = 40;
@@ -77,6 +83,10 @@ export async function locateWithinWorkspace(
   if (!nodePath.isAbsolute(path) && relative === undefined) {
     throw outside(path, 'leaves the workspace');
   }
+  if (relative !== undefined) {
+    const located = locateDirectly(root, target, relative, path);
+    if (located !== undefined) return located;
+  }
 
   const realRoot = await realRootOf(root, path);
   if (relative === undefined) {
@@ -100,6 +110,34 @@ export async function locateWithinWorkspace(
     realRoot,
     files,
   };
+}
+
+/**
+ * `locateWithinWorkspace` for a path lexically inside the root, without waiting: when the root's
+ * real location is remembered, its workspace takes direct calls, and the target exists (one
+ * synchronous `realpath`). The same checks; undefined sends the path the general way (a target
+ * still to be made, a failed `realpath`, a root not seen lately), which does them all again. A
+ * file tool call locates its path twice (the policy, the tool), each a chain of waits otherwise.
+ */
+function locateDirectly(
+  root: string,
+  target: string,
+  relative: string,
+  askedFor: string,
+): WorkspaceLocation | undefined {
+  const realRoot = rememberedRealRoot(root);
+  const files = realRoot === undefined ? undefined : knownDirectFiles(realRoot);
+  if (realRoot === undefined || files === undefined) return undefined;
+  let realTarget: string;
+  try {
+    realTarget = realpathSync.native(target);
+  } catch {
+    return undefined;
+  }
+  if (!isInside(realRoot, realTarget)) {
+    throw outside(askedFor, `leads through a symlink to ${realTarget}`);
+  }
+  return { path: target, relative: relative === '' ? '.' : relative, realPath: realTarget, realRoot, files };
 }
 
 /**
@@ -131,12 +169,8 @@ const maxRealRoots = 64;
  * that exists is remembered (one made later is resolved again), and only the latest 64.
  */
 async function realRootOf(root: string, askedFor: string): Promise<string> {
-  const known = realRoots.get(root);
-  if (known !== undefined) {
-    realRoots.delete(root);
-    realRoots.set(root, known);
-    return known;
-  }
+  const known = rememberedRealRoot(root);
+  if (known !== undefined) return known;
   let real: string;
   try {
     real = await realpath(root);
@@ -146,6 +180,16 @@ async function realRootOf(root: string, askedFor: string): Promise<string> {
   realRoots.set(root, real);
   if (realRoots.size > maxRealRoots) realRoots.delete(realRoots.keys().next().value as string);
   return real;
+}
+
+/** The remembered real location of `root` (marked as used lately), if any. */
+function rememberedRealRoot(root: string): string | undefined {
+  const known = realRoots.get(root);
+  if (known !== undefined) {
+    realRoots.delete(root);
+    realRoots.set(root, known);
+  }
+  return known;
 }
 
 /**

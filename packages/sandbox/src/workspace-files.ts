@@ -78,6 +78,25 @@ class DirectFile implements OpenFile {
   }
 }
 
+/**
+ * For a file opened by direct calls: its `fstat`, and on Linux where `/proc/self/fd/N` says it is
+ * (undefined when that cannot be read), asked for without waiting. Undefined for other handles.
+ */
+export function inspectDirectly(
+  handle: OpenFile,
+): { info: Stats; procLink: string | undefined } | undefined {
+  if (!(handle instanceof DirectFile)) return undefined;
+  const info = fstatSync(handle.fd);
+  if (process.platform !== 'linux') return { info, procLink: undefined };
+  let procLink: string | undefined;
+  try {
+    procLink = readlinkSync(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    procLink = undefined;
+  }
+  return { info, procLink };
+}
+
 const direct: WorkspaceFiles = {
   direct: true,
   realpath: (path) => now(() => realpathSync.native(path)),
@@ -177,8 +196,24 @@ export function isLocalWorkspace(
 
 /** How long an answer about a workspace's mounts is used before the mount table is read again. */
 const recheckMs = 5_000;
-const known = new Map<string, { files: Promise<WorkspaceFiles>; checkedAt: number }>();
+interface KnownFiles {
+  files: Promise<WorkspaceFiles>;
+  /** What `files` resolved to, once it has. */
+  answer?: WorkspaceFiles;
+  checkedAt: number;
+}
+const known = new Map<string, KnownFiles>();
 const maxKnown = 64;
+
+/**
+ * The direct calls, when a recent `workspaceFiles` answer for the workspace at `realRoot` gave
+ * them: a caller may then make synchronous calls there without waiting for that answer.
+ */
+export function knownDirectFiles(realRoot: string): WorkspaceFiles | undefined {
+  const entry = known.get(realRoot);
+  if (entry?.answer !== direct || Date.now() - entry.checkedAt >= recheckMs) return undefined;
+  return direct;
+}
 
 /**
  * The file calls for the workspace whose real root is `realRoot`: direct where they cannot stall
@@ -188,17 +223,21 @@ const maxKnown = 64;
  */
 export function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
   if (process.platform !== 'linux') return Promise.resolve(pooledFiles);
-  const entry = known.get(realRoot);
+  const seen = known.get(realRoot);
   const at = Date.now();
-  if (entry !== undefined && at - entry.checkedAt < recheckMs) return entry.files;
+  if (seen !== undefined && at - seen.checkedAt < recheckMs) return seen.files;
   const root = nodePath.resolve(realRoot);
   const files = readFile('/proc/self/mountinfo', 'utf8').then(
     (text) => (isLocalWorkspace(parseMountInfo(text), root) ? direct : pooledFiles),
     // No mount table: every call goes through the pool.
     () => pooledFiles,
   );
+  const entry: KnownFiles = { files, checkedAt: at };
+  void files.then((answer) => {
+    entry.answer = answer;
+  });
   known.delete(realRoot);
-  known.set(realRoot, { files, checkedAt: at });
+  known.set(realRoot, entry);
   if (known.size > maxKnown) known.delete(known.keys().next().value as string);
   return files;
 }

@@ -230,7 +230,24 @@ describe('resolveWithinWorkspace: unusable input (SBX-1)', () => {
   });
 });
 
-describe('resolveWithinWorkspace: symlinks (SBX-1)', () => {
+/**
+ * Looks the workspace up once and waits until its kind of file calls is known: later lookups
+ * there take the way without waits (the root's real location remembered, one direct `realpath`),
+ * which must check exactly what the first lookup checks.
+ */
+async function knowWorkspace(): Promise<void> {
+  await resolveWithinWorkspace(workspace, '.');
+  await workspaceFiles(await realpath(workspace));
+}
+
+describe.each([
+  ['', false],
+  [', in a workspace already looked up', true],
+])('resolveWithinWorkspace: symlinks (SBX-1)%s', (_, known) => {
+  beforeEach(async () => {
+    if (known) await knowWorkspace();
+  });
+
   it('rejects a file symlink inside the workspace that points outside', async () => {
     await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'link.txt'));
     await expectOutside(workspace, 'link.txt');
@@ -321,6 +338,29 @@ describe('resolveWithinWorkspace: symlinks (SBX-1)', () => {
     await expect(resolveWithinWorkspace(realWorkspace, 'a.txt')).resolves.toBe(
       path.join(realWorkspace, 'a.txt'),
     );
+  });
+
+  it('gives the real locations of an existing file reached through a link inside', async () => {
+    await mkdir(path.join(workspace, 'real'));
+    await writeFile(path.join(workspace, 'real', 'x.txt'), 'x');
+    await symlink(path.join(workspace, 'real'), path.join(workspace, 'alias'));
+    const realWorkspace = await realpath(workspace);
+    const located = await locateWithinWorkspace(workspace, 'alias/x.txt');
+    expect(located).toMatchObject({
+      path: path.join(workspace, 'alias', 'x.txt'),
+      relative: path.join('alias', 'x.txt'),
+      realPath: path.join(realWorkspace, 'real', 'x.txt'),
+      realRoot: realWorkspace,
+    });
+    expect(located.files).toBe(await workspaceFiles(realWorkspace));
+  });
+
+  it('sees a link swapped in since the last lookup of the same path', async () => {
+    await writeFile(path.join(workspace, 'swap.txt'), 'x');
+    await resolveWithinWorkspace(workspace, 'swap.txt');
+    await rm(path.join(workspace, 'swap.txt'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace, 'swap.txt'));
+    await expectOutside(workspace, 'swap.txt');
   });
 });
 

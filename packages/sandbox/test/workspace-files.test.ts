@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -116,6 +116,43 @@ describe('direct and pooled file calls give the same answers', () => {
         expect(buffer.subarray(0, bytesRead).toString()).toBe('hello');
       } finally {
         await handle.close();
+      }
+    });
+
+    it(`${kind}: what was opened is checked, not the path: outside, deleted or linked twice is refused`, async () => {
+      const calls = pick();
+      const elsewhere = await realpath(await mkdtemp(path.join(os.tmpdir(), 'claw-files-out-')));
+      const refusal = async (file: string, shown: string) => {
+        const handle = await calls.openForReading(file);
+        try {
+          return await verifyOpenedFile(handle, { workDir: base, path: shown, realRoot: base, files: calls })
+            .then(() => 'accepted', (error: unknown) => (error as { code?: string }).code);
+        } finally {
+          await handle.close();
+        }
+      };
+      try {
+        await writeFile(path.join(elsewhere, 'secret.txt'), 'secret');
+        await symlink(path.join(elsewhere, 'secret.txt'), path.join(base, 'swapped'));
+        expect(await refusal(path.join(base, 'swapped'), 'swapped')).toBe('path_outside_workspace');
+
+        await writeFile(path.join(base, 'gone.txt'), 'x');
+        const handle = await calls.openForReading(path.join(base, 'gone.txt'));
+        try {
+          await rm(path.join(base, 'gone.txt'));
+          await expect(
+            verifyOpenedFile(handle, { workDir: base, path: 'gone.txt', realRoot: base, files: calls }),
+          ).rejects.toMatchObject({ code: 'path_outside_workspace' });
+        } finally {
+          await handle.close();
+        }
+
+        await writeFile(path.join(base, 'twice.txt'), 'x');
+        await link(path.join(base, 'twice.txt'), path.join(base, 'twice-again.txt'));
+        expect(await refusal(path.join(base, 'twice.txt'), 'twice.txt')).toBe('unsafe_file');
+        expect(await refusal(path.join(base, 'twice-again.txt'), 'twice-again.txt')).toBe('unsafe_file');
+      } finally {
+        await rm(elsewhere, { recursive: true, force: true });
       }
     });
 
