@@ -18,6 +18,8 @@ export class ReporterError extends ClawError {
   }
 }
 
+const settled: Promise<void> = Promise.resolve();
+
 /**
  * Awaits every reporter callback and turns its failure into a `ReporterError`, so the engine can
  * tell a reporter failure from a model or tool failure.
@@ -70,11 +72,22 @@ export class SafeReporter {
     return new SafeReporter({ onUsage: (report) => this.reporter.onUsage?.(report) });
   }
 
-  private async call(name: string, callback: () => void | Promise<void> | undefined) {
+  /** Runs a callback; its failure, thrown or rejected, comes back as a `ReporterError`. */
+  private call(name: string, callback: () => void | Promise<void> | undefined): Promise<void> {
+    let result: void | Promise<void> | undefined;
     try {
-      await callback();
+      result = callback();
     } catch (error) {
-      throw new ReporterError(name, error);
+      return Promise.reject(new ReporterError(name, error));
     }
+    // Most callbacks are done when they return (the runtime's append an event): nothing to wait
+    // for then, and no promise made for it (PERF-1: several callbacks a tool call).
+    if (result === undefined) return settled;
+    return Promise.resolve(result).then(
+      () => undefined,
+      (error: unknown) => {
+        throw new ReporterError(name, error);
+      },
+    );
   }
 }

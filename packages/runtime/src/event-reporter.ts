@@ -30,8 +30,9 @@ export interface TaskReporter {
 /**
  * The reporter of a task run by the runtime: each callback appends its CH-2 event to the
  * session's event log (which never waits for a consumer, RT-3) and then calls the library
- * user's own reporter, if one was given, which is awaited and whose failure stops the run as
- * always (ENG-7). Tool calls that end without a reported result (canceled, or their run stopped)
+ * user's own reporter, if one was given, returning what it returns: the engine awaits that, and
+ * its failure stops the run as always (ENG-7). Without one, a callback returns nothing to wait
+ * for. Tool calls that end without a reported result (canceled, or their run stopped)
  * get a `tool_result` event from their Observation, so the event stream stays paired like the
  * history.
  */
@@ -55,19 +56,19 @@ export function createTaskReporter(
     });
   };
   const reporter: Reporter = {
-    onThinking: async (info) => {
+    onThinking: (info) => {
       log.append({ type: 'thinking', task_id: taskId, turn: info.turn });
-      await user?.onThinking?.(info);
+      return user?.onThinking?.(info);
     },
-    onTextDelta: async (delta) => {
+    onTextDelta: (delta) => {
       log.append({ type: 'text_delta', task_id: taskId, content: delta });
-      await user?.onTextDelta?.(delta);
+      return user?.onTextDelta?.(delta);
     },
-    onTextCompleted: async (text) => {
+    onTextCompleted: (text) => {
       log.append({ type: 'text_completed', task_id: taskId, content: text });
-      await user?.onTextCompleted?.(text);
+      return user?.onTextCompleted?.(text);
     },
-    onToolCall: async (call) => {
+    onToolCall: (call) => {
       open.set(call.id, call.name);
       log.append({
         type: 'tool_call',
@@ -76,19 +77,19 @@ export function createTaskReporter(
         tool_name: call.name,
         arguments: call.arguments,
       });
-      await user?.onToolCall?.(call);
+      return user?.onToolCall?.(call);
     },
-    onToolResult: async (report) => {
+    onToolResult: (report) => {
       result(report.toolCallId, report.content, report.isError);
-      await user?.onToolResult?.(report);
+      return user?.onToolResult?.(report);
     },
     // Progress is not a session event (it is not kept); the library user's reporter hears it.
     onToolProgress: (report) => user?.onToolProgress?.(report),
-    onMessage: async (message) => {
+    onMessage: (message) => {
       if (message.role === 'tool') result(message.toolCallId, message.content, message.isError === true);
-      await user?.onMessage?.(message);
+      return user?.onMessage?.(message);
     },
-    onUsage: async (report) => {
+    onUsage: (report) => {
       log.append({
         type: 'usage',
         task_id: taskId,
@@ -103,7 +104,7 @@ export function createTaskReporter(
         },
         budgets_left: budgetsLeft(report.budgetsLeft),
       });
-      await user?.onUsage?.(report);
+      return user?.onUsage?.(report);
     },
   };
   return {
