@@ -8,6 +8,8 @@ import {
   type Usage,
 } from '@claw/core';
 
+const settled: Promise<void> = Promise.resolve();
+
 const storageHint =
   "the run was stopped. Check that the session's storage is writable (disk space, " +
   'permissions), then run again';
@@ -62,6 +64,8 @@ export class WriteBehindError extends ClawError {
  */
 export class WriteBehindSession implements AgentSession {
   private readonly pending = new Set<Promise<void>>();
+  /** The wait of `settle` under way, shared by those who ask meanwhile. */
+  private settling: Promise<void> | undefined;
   private failure: WriteBehindError | undefined;
   private readonly listeners = new Set<(error: WriteBehindError) => void>();
   /** Names of the calls whose start was recorded, for the message of a failed end. */
@@ -133,9 +137,25 @@ export class WriteBehindSession implements AgentSession {
     if (this.failure !== undefined) throw this.failure;
   }
 
-  /** Waits for every write so far; rejects with the first that failed (and again after). */
-  async settle(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  /**
+   * Waits for every write so far; rejects with the first that failed (and again after). Callers
+   * that ask while an earlier call still waits share its wait (the calls of a tool wave each ask
+   * before their intent): it ends only once no write is left, theirs included.
+   */
+  settle(): Promise<void> {
+    if (this.pending.size === 0) {
+      return this.failure === undefined ? settled : Promise.reject(this.failure);
+    }
+    this.settling ??= this.waitForPending();
+    return this.settling;
+  }
+
+  private async waitForPending(): Promise<void> {
+    try {
+      while (this.pending.size > 0) await Promise.all([...this.pending]);
+    } finally {
+      this.settling = undefined;
+    }
     if (this.failure !== undefined) throw this.failure;
   }
 

@@ -3,6 +3,7 @@ import { MemorySession } from '@claw/session-store';
 import { AllowAllGate, ScriptedProvider } from '@claw/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
+import { WriteBehindSession } from '../src/write-behind.js';
 import { blockingTool, expectPaired, recordTool, watchUnhandledRejections } from './helpers.js';
 
 async function until(condition: () => boolean): Promise<void> {
@@ -219,5 +220,45 @@ describe('session writes behind the run (PERF-1)', () => {
     const result = await run;
     expect(result.status).toBe('failed');
     expect(result.error?.message).toMatch(/disk full/);
+  });
+});
+
+describe('WriteBehindSession.settle', () => {
+  const flushed = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+  it('callers asking while writes are under way share one wait, which ends once every write, one made meanwhile included, is stored', async () => {
+    const session = new HeldSession(true);
+    const behind = new WriteBehindSession(session);
+    await behind.append({ role: 'user', content: 'a' });
+    const first = behind.settle();
+    await behind.append({ role: 'assistant', content: 'b' });
+    const second = behind.settle();
+    expect(second).toBe(first);
+    let settled = false;
+    void first.then(() => (settled = true));
+
+    session.settle('append user');
+    await flushed();
+    expect(settled).toBe(false);
+    session.settle('append assistant');
+    await expect(first).resolves.toBeUndefined();
+    // Nothing left: a new ask ends at once, with a wait of its own next time.
+    await expect(behind.settle()).resolves.toBeUndefined();
+    await behind.append({ role: 'user', content: 'c' });
+    const third = behind.settle();
+    expect(third).not.toBe(first);
+    session.release();
+    await expect(third).resolves.toBeUndefined();
+  });
+
+  it('a write that fails while callers wait rejects each of them, and every later ask', async () => {
+    const session = new HeldSession(true);
+    const behind = new WriteBehindSession(session);
+    await behind.append({ role: 'user', content: 'a' });
+    const waits = [behind.settle(), behind.settle()];
+    session.settle('append user', new Error('disk full'));
+    for (const wait of waits) await expect(wait).rejects.toThrow(/disk full/);
+    await expect(behind.settle()).rejects.toThrow(/disk full/);
+    expect(() => behind.throwIfFailed()).toThrow(/disk full/);
   });
 });
