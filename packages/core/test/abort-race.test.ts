@@ -26,6 +26,20 @@ describe('AbortRace', () => {
     await expect(races.race(Promise.resolve(1))).rejects.toBe(reason);
   });
 
+  it('lets go of each race once it settles: a long stream does not pile up what an abort would reject', async () => {
+    const controller = new AbortController();
+    const races = new AbortRace(controller.signal);
+    const held = () => (races as unknown as { racing: Set<unknown> }).racing.size;
+    for (let chunk = 0; chunk < 100; chunk += 1) await races.race(Promise.resolve(chunk));
+    await races.race(Promise.reject(new Error('no'))).catch(() => undefined);
+    expect(held()).toBe(0);
+    const pending = races.race(never());
+    expect(held()).toBe(1);
+    controller.abort(new Error('canceled'));
+    await expect(pending).rejects.toThrow('canceled');
+    expect(held()).toBe(0);
+  });
+
   it('takes its listener off on dispose', () => {
     const controller = new AbortController();
     const removed = vi.spyOn(controller.signal, 'removeEventListener');
