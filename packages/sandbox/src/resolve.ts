@@ -7,7 +7,7 @@ import {
   SymlinkResolutionError,
 } from './errors.js';
 import {
-  knownDirectFiles,
+  knownWorkspaceFiles,
   pooledFiles,
   workspaceFiles,
   type WorkspaceFiles,
@@ -83,12 +83,11 @@ export async function locateWithinWorkspace(
   if (!nodePath.isAbsolute(path) && relative === undefined) {
     throw outside(path, 'leaves the workspace');
   }
-  if (relative !== undefined) {
-    const located = locateDirectly(root, target, relative, path);
-    if (located !== undefined) return located;
-  }
 
-  const realRoot = await realRootOf(root, path);
+  // Each step answers at once when its answer is known (the root's real location remembered, the
+  // workspace's kind of file calls known, an existing target on direct calls): a file tool call
+  // locates its path twice (the policy, the tool), and waits there cost more than the work.
+  const realRoot = rememberedRealRoot(root) ?? (await realRootOf(root, path));
   if (relative === undefined) {
     // Only an absolute path gets here. Spelled through the real location of a linked root, it
     // names a place in the workspace: spell it through the root, as the workspace sees it.
@@ -98,8 +97,8 @@ export async function locateWithinWorkspace(
     }
     target = nodePath.join(root, relative);
   }
-  const files = await workspaceFiles(realRoot);
-  const realTarget = await realLocation(target, path, files);
+  const files = knownWorkspaceFiles(realRoot) ?? (await workspaceFiles(realRoot));
+  const realTarget = realPathNow(target, files) ?? (await realLocation(target, path, files));
   if (!isInside(realRoot, realTarget)) {
     throw outside(path, `leads through a symlink to ${realTarget}`);
   }
@@ -113,31 +112,17 @@ export async function locateWithinWorkspace(
 }
 
 /**
- * `locateWithinWorkspace` for a path lexically inside the root, without waiting: when the root's
- * real location is remembered, its workspace takes direct calls, and the target exists (one
- * synchronous `realpath`). The same checks; undefined sends the path the general way (a target
- * still to be made, a failed `realpath`, a root not seen lately), which does them all again. A
- * file tool call locates its path twice (the policy, the tool), each a chain of waits otherwise.
+ * The real location of an existing `path` at once, where the workspace takes direct calls (one
+ * synchronous `realpath`). Undefined otherwise, or when `realpath` fails: `realLocation` then
+ * follows what is missing or broken, and says what went wrong.
  */
-function locateDirectly(
-  root: string,
-  target: string,
-  relative: string,
-  askedFor: string,
-): WorkspaceLocation | undefined {
-  const realRoot = rememberedRealRoot(root);
-  const files = realRoot === undefined ? undefined : knownDirectFiles(realRoot);
-  if (realRoot === undefined || files === undefined) return undefined;
-  let realTarget: string;
+function realPathNow(path: string, files: WorkspaceFiles): string | undefined {
+  if (!files.direct) return undefined;
   try {
-    realTarget = realpathSync.native(target);
+    return realpathSync.native(path);
   } catch {
     return undefined;
   }
-  if (!isInside(realRoot, realTarget)) {
-    throw outside(askedFor, `leads through a symlink to ${realTarget}`);
-  }
-  return { path: target, relative: relative === '' ? '.' : relative, realPath: realTarget, realRoot, files };
 }
 
 /**
@@ -162,15 +147,14 @@ const realRoots = new Map<string, string>();
 const maxRealRoots = 64;
 
 /**
- * The real location of an existing workspace root, remembered: every file tool call and policy
- * check needs it, and following its symlinks each time costs a file-system round trip per path
- * part. Remembering it cannot let a path out: were the root's link changed to point elsewhere,
- * paths through it would resolve outside the remembered location and be refused. Only a root
- * that exists is remembered (one made later is resolved again), and only the latest 64.
+ * The real location of a workspace root not remembered yet (see `rememberedRealRoot`), which it
+ * then remembers: every file tool call and policy check needs it, and following its symlinks each
+ * time costs a file-system round trip per path part. Remembering it cannot let a path out: were
+ * the root's link changed to point elsewhere, paths through it would resolve outside the
+ * remembered location and be refused. Only a root that exists is remembered (one made later is
+ * resolved again), and only the latest 64.
  */
 async function realRootOf(root: string, askedFor: string): Promise<string> {
-  const known = rememberedRealRoot(root);
-  if (known !== undefined) return known;
   let real: string;
   try {
     real = await realpath(root);

@@ -206,13 +206,13 @@ const known = new Map<string, KnownFiles>();
 const maxKnown = 64;
 
 /**
- * The direct calls, when a recent `workspaceFiles` answer for the workspace at `realRoot` gave
- * them: a caller may then make synchronous calls there without waiting for that answer.
+ * The answer `workspaceFiles(realRoot)` would give, when it is already known and still fresh:
+ * the caller need not wait for it. Undefined otherwise (ask `workspaceFiles`).
  */
-export function knownDirectFiles(realRoot: string): WorkspaceFiles | undefined {
+export function knownWorkspaceFiles(realRoot: string): WorkspaceFiles | undefined {
   const entry = known.get(realRoot);
-  if (entry?.answer !== direct || Date.now() - entry.checkedAt >= recheckMs) return undefined;
-  return direct;
+  if (entry === undefined || Date.now() - entry.checkedAt >= recheckMs) return undefined;
+  return entry.answer;
 }
 
 /**
