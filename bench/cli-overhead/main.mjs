@@ -13,7 +13,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
-import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
+import { buildMain, comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
 
 const turns = 50;
 const callsPerTurn = 4;
@@ -23,7 +23,10 @@ const targets = { turn: 1.3, firstRequest: 1.25, startupMs: 50 };
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 // BENCH_CLAW_MAIN runs another build of claw (e.g. an older one) in the built one's place.
-const clawMain = path.resolve(process.env.BENCH_CLAW_MAIN ?? path.join(root, 'apps', 'cli', 'dist', 'main.js'));
+const clawMain =
+  process.env.BENCH_CLAW_MAIN === undefined
+    ? path.join(root, 'apps', 'cli', 'dist', 'main.js')
+    : buildMain(process.env.BENCH_CLAW_MAIN, 'BENCH_CLAW_MAIN');
 // BENCH_COMPARE: more builds of claw (main.js paths, comma-separated), run interleaved with the
 // others as contenders "claw B", "claw C", …: an A/B of a change in one run, where the machine's
 // drift between runs cannot pass for an effect.

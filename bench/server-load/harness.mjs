@@ -8,11 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { buildMain } from '../bare-loop.mjs';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 // BENCH_SERVER_MAIN: another build of claw-server in the built one's place (a before/after).
 export const serverMain =
-  process.env.BENCH_SERVER_MAIN ?? path.join(root, 'apps', 'server', 'dist', 'main.js');
+  process.env.BENCH_SERVER_MAIN === undefined
+    ? path.join(root, 'apps', 'server', 'dist', 'main.js')
+    : buildMain(process.env.BENCH_SERVER_MAIN, 'BENCH_SERVER_MAIN');
 
 /** Every child process started and not yet stopped, so that a failure or the guard stops them. */
 const children = new Set();
