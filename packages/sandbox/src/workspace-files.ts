@@ -210,9 +210,13 @@ const maxKnown = 64;
  * the caller need not wait for it. Undefined otherwise (ask `workspaceFiles`).
  */
 export function knownWorkspaceFiles(realRoot: string): WorkspaceFiles | undefined {
+  return freshEntry(realRoot, Date.now())?.answer;
+}
+
+/** What is known of the workspace at `realRoot`, unless it is older than `recheckMs` at `at`. */
+function freshEntry(realRoot: string, at: number): KnownFiles | undefined {
   const entry = known.get(realRoot);
-  if (entry === undefined || Date.now() - entry.checkedAt >= recheckMs) return undefined;
-  return entry.answer;
+  return entry !== undefined && at - entry.checkedAt < recheckMs ? entry : undefined;
 }
 
 /**
@@ -223,9 +227,9 @@ export function knownWorkspaceFiles(realRoot: string): WorkspaceFiles | undefine
  */
 export function workspaceFiles(realRoot: string): Promise<WorkspaceFiles> {
   if (process.platform !== 'linux') return Promise.resolve(pooledFiles);
-  const seen = known.get(realRoot);
   const at = Date.now();
-  if (seen !== undefined && at - seen.checkedAt < recheckMs) return seen.files;
+  const seen = freshEntry(realRoot, at);
+  if (seen !== undefined) return seen.files;
   const root = nodePath.resolve(realRoot);
   const files = readFile('/proc/self/mountinfo', 'utf8').then(
     (text) => (isLocalWorkspace(parseMountInfo(text), root) ? direct : pooledFiles),

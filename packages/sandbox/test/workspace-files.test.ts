@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { link, mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   isLocalWorkspace,
   parseMountInfo,
@@ -11,6 +11,7 @@ import {
   workspaceFiles,
   type WorkspaceFiles,
 } from '../src/index.js';
+import { knownWorkspaceFiles } from '../src/workspace-files.js';
 
 const localTable = [
   '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
@@ -86,6 +87,31 @@ describe('direct and pooled file calls give the same answers', () => {
       expect(workspaceFiles(other)).toBe(first);
       expect((await first).direct).toBe(files.direct);
     } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('answers at once from what it knows for 5 s, then reads the mount table again (a file system mounted later is seen)', async () => {
+    if (process.platform !== 'linux') return;
+    const other = await realpath(await mkdtemp(path.join(os.tmpdir(), 'claw-files-')));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+      expect(knownWorkspaceFiles(other)).toBeUndefined();
+      const first = workspaceFiles(other);
+      const answer = await first;
+      expect(knownWorkspaceFiles(other)).toBe(answer);
+      vi.setSystemTime(new Date('2026-01-01T00:00:04.999Z'));
+      expect(workspaceFiles(other)).toBe(first);
+      expect(knownWorkspaceFiles(other)).toBe(answer);
+      vi.setSystemTime(new Date('2026-01-01T00:00:05Z'));
+      expect(knownWorkspaceFiles(other)).toBeUndefined();
+      const again = workspaceFiles(other);
+      expect(again).not.toBe(first);
+      expect(await again).toBe(answer);
+      expect(knownWorkspaceFiles(other)).toBe(answer);
+    } finally {
+      vi.useRealTimers();
       await rm(other, { recursive: true, force: true });
     }
   });
