@@ -195,7 +195,8 @@ export function memoryOf(pid) {
   return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
 }
 
-const clockTicks = (() => {
+/** The kernel's clock ticks a second (CPU times in /proc are in those). */
+export const clockTicks = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
@@ -203,9 +204,13 @@ const clockTicks = (() => {
   }
 })();
 
-/** CPU time (user + system) a process used so far, in ms, from /proc/<pid>/stat. */
-export function cpuMsOf(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/**
+ * CPU time (user + system) a process used so far, in ms, from /proc/<pid>/stat; with `thread`,
+ * that thread's only (/proc/<pid>/task/<thread>/stat; a process's main thread has its pid).
+ */
+export function cpuMsOf(pid, thread) {
+  const file = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
+  const stat = readFileSync(file, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
 }

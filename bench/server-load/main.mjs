@@ -30,6 +30,7 @@ import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mj
 import {
   Client,
   cleanUp,
+  clockTicks,
   cpuMsOf,
   forkScript,
   inBatches,
@@ -114,6 +115,7 @@ async function clawThroughput(model, main) {
     });
     await model.count();
     const cpuBefore = cpuMsOf(server.pid);
+    const mainCpuBefore = cpuMsOf(server.pid, server.pid);
     const modelCpuBefore = cpuMsOf(model.pid);
     const clientsCpuBefore = process.cpuUsage();
     const startedAt = performance.now();
@@ -126,6 +128,7 @@ async function clawThroughput(model, main) {
     );
     const wallMs = performance.now() - startedAt;
     const cpuMs = cpuMsOf(server.pid) - cpuBefore;
+    const mainCpuMs = cpuMsOf(server.pid, server.pid) - mainCpuBefore;
     const modelCpuMs = cpuMsOf(model.pid) - modelCpuBefore;
     const clientsCpu = process.cpuUsage(clientsCpuBefore);
     const clientsCpuMs = (clientsCpu.user + clientsCpu.system) / 1000;
@@ -134,7 +137,7 @@ async function clawThroughput(model, main) {
     const wrong = answers.find((event) => event.content !== 'All files read.');
     if (wrong !== undefined) throw new Error(`a session answered ${JSON.stringify(wrong)}`);
     for (const client of clients) client.terminate();
-    return { requests, wallMs, cpuMs, modelCpuMs, clientsCpuMs, peakRssKb: hwmKb };
+    return { requests, wallMs, cpuMs, mainCpuMs, modelCpuMs, clientsCpuMs, peakRssKb: hwmKb };
   } catch (error) {
     error.message += `\nclaw-server output:\n${server.output().slice(-3000)}`;
     throw error;
@@ -149,7 +152,9 @@ async function bareThroughput(model) {
   await model.count();
   const modelCpuBefore = cpuMsOf(model.pid);
   const prompt = 'load: read the four files, ten times';
-  const child = forkScript('bare.mjs', [model.baseURL, workDir, String(sessions), prompt]);
+  const child = forkScript('bare.mjs', [
+    model.baseURL, workDir, String(sessions), prompt, String(clockTicks),
+  ]);
   try {
     const done = await message(child, 'done', 120_000);
     const { hwmKb } = memoryOf(child.pid);
@@ -159,7 +164,8 @@ async function bareThroughput(model) {
     const requests = await model.count();
     // The model's CPU from the bare process's start to its end: its start-up sends nothing.
     const modelCpuMs = cpuMsOf(model.pid) - modelCpuBefore;
-    return { requests, wallMs: done.wallMs, cpuMs: done.cpuMs, modelCpuMs, peakRssKb: hwmKb };
+    const { wallMs, cpuMs, mainCpuMs } = done;
+    return { requests, wallMs, cpuMs, mainCpuMs, modelCpuMs, peakRssKb: hwmKb };
   } finally {
     await stopChild(child);
   }
@@ -445,6 +451,8 @@ const summarize = (results) => ({
   range: [Math.min(...results.map(perSecond)), Math.max(...results.map(perSecond))],
   peakRssMb: median(results.map((result) => result.peakRssKb / 1024)),
   cpuPerTurnMs: median(results.map((result) => result.cpuMs / result.requests)),
+  mainCpuPerTurnMs: median(results.map((result) => result.mainCpuMs / result.requests)),
+  mainBusy: median(results.map((result) => result.mainCpuMs / result.wallMs)),
   modelCpuPerTurnMs: median(results.map((result) => result.modelCpuMs / result.requests)),
   clientsCpuPerTurnMs: median(results.map((result) => result.clientsCpuMs / result.requests)),
   wallMs: median(results.map((result) => result.wallMs)),
@@ -560,8 +568,9 @@ if (ran) {
     console.log(
       `  ${label.padEnd(12)} ${fixed(s.turnsPerSecond, 1)} turns/s (runs ${fixed(s.range[0], 1)} … ` +
       `${fixed(s.range[1], 1)}), ${fixed(s.wallMs / 1000, 2)} s a run, peak RSS ` +
-      `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process, ` +
-      `${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
+      `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process ` +
+      `(${fixed(s.mainCpuPerTurnMs, 2)} ms its main thread, busy ${fixed(s.mainBusy * 100, 0)}% ` +
+      `of the run), ${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
       (s === bare ? '' : `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)`),
     );
   }
