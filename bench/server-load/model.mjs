@@ -6,7 +6,8 @@
 // What it answers depends on the task's prompt (its first user message), so one model serves
 // every phase and keeps no state between requests (the turn comes from the ids of the last tool
 // calls in the request):
-//   `load: …`   `turns` turns of `callsPerTurn` parallel read_file calls, then a short answer;
+//   `load: …`   `turns` turns of `callsPerTurn` parallel read_file calls, then a short answer,
+//               each answer after `loadLatencyMs` (default 0);
 //   `stream: …` the same, but each turn first streams `streamChunks` text chunks, one every
 //               `streamChunkDelayMs`, each stamped with the time it is sent (see `stamped`);
 //   `long: …`   one long answer, a chunk every millisecond: `longChunks` chunks of
@@ -24,6 +25,7 @@ const config = JSON.parse(process.argv[2] ?? '{}');
 const {
   turns = 10,
   callsPerTurn = 4,
+  loadLatencyMs = 0,
   streamChunks = 20,
   streamChunkDelayMs = 50,
   longChunks = 3000,
@@ -95,6 +97,8 @@ const server = await FakeOpenAIServer.start({
     }
     const turn = turnOf(body);
     const stream = scenario === 'stream';
+    // `load:` answers wait `loadLatencyMs` first (BENCH_MODEL_LATENCY_MS), as a real model would.
+    const latency = scenario === 'load' && loadLatencyMs > 0 ? { delayMs: loadLatencyMs } : {};
     const text = stream
       ? {
           textChunks: Array.from({ length: streamChunks }, stamped),
@@ -104,11 +108,12 @@ const server = await FakeOpenAIServer.start({
     if (turn >= turns) {
       return {
         ...(stream ? text : { text: 'All files read.' }),
+        ...latency,
         usage: { promptTokens: 1000, completionTokens: 5 },
       };
     }
     const usage = { promptTokens: 1000, completionTokens: 40 };
-    return { ...text, toolCalls: readFiles(turn), usage };
+    return { ...text, ...latency, toolCalls: readFiles(turn), usage };
   },
 });
 
