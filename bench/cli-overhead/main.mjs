@@ -7,13 +7,13 @@
 // turn is the gap between two consecutive requests of a run, and start-up is the time from
 // spawning the process to its first request. Runs of the two alternate (which one goes first
 // too), each in a fresh workspace. Then `claw --version` and `claw --help` against `node -e 0`.
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { buildMain, comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
+import { statCpuMs } from '../proc-stat.mjs';
 
 const turns = 50;
 const callsPerTurn = 4;
@@ -68,18 +68,9 @@ const env = {
 // CPU time of waited-for children, from this process's /proc/self/stat (cutime + cstime): read
 // before a child starts and after it has exited, the difference is that child's CPU time (its
 // own children included). Linux only; elsewhere the column says n/a.
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 const childCpuMs = () => {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[13]) + Number(fields[14])) * 1000) / clockTicks;
+    return statCpuMs('/proc/self/stat', { children: true });
   } catch {
     return Number.NaN;
   }

@@ -7,21 +7,17 @@
 // IPC channel: once every loop has answered it sends {type: 'done', turns, wallMs, cpuMs,
 // mainCpuMs} and waits for {type: 'exit'}, so that the benchmark reads its peak RSS from /proc the
 // same way as the server's, before it exits.
-import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { bareLoop, tools } from '../bare-loop.mjs';
+import { statCpuMs } from '../proc-stat.mjs';
 
-const [baseURL, workDir, sessionsArg, prompt, clockTicksArg] = process.argv.slice(2);
+const [baseURL, workDir, sessionsArg, prompt, ticksArg] = process.argv.slice(2);
 const sessions = Number(sessionsArg);
 const client = new OpenAI({ apiKey: 'bench', baseURL, maxRetries: 0 });
 
 // CPU time of this process's main thread (its tid is the pid), in ms: the one that runs the loops.
-const clockTicks = Number(clockTicksArg);
-const mainCpuMs = () => {
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-};
+// The clock ticks come from the benchmark: asking `getconf` here would add to this peak RSS.
+const mainCpuMs = () => statCpuMs(`/proc/self/task/${process.pid}/stat`, { ticks: Number(ticksArg) });
 
 let turns = 0;
 const cpuBefore = process.cpuUsage();

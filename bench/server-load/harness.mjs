@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { buildMain } from '../bare-loop.mjs';
+import { statCpuMs } from '../proc-stat.mjs';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 // BENCH_SERVER_MAIN: another build of claw-server in the built one's place (a before/after).
@@ -195,24 +196,12 @@ export function memoryOf(pid) {
   return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
 }
 
-/** The kernel's clock ticks a second (CPU times in /proc are in those). */
-export const clockTicks = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /**
  * CPU time (user + system) a process used so far, in ms, from /proc/<pid>/stat; with `thread`,
  * that thread's only (/proc/<pid>/task/<thread>/stat; a process's main thread has its pid).
  */
 export function cpuMsOf(pid, thread) {
-  const file = thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`;
-  const stat = readFileSync(file, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  return statCpuMs(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`);
 }
 
 /** The open-file limit this process (and its children) has: `ulimit -n`. */

@@ -28,10 +28,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
+import { clockTicks } from '../proc-stat.mjs';
 import {
   Client,
   cleanUp,
-  clockTicks,
   cpuMsOf,
   forkScript,
   inBatches,
@@ -166,7 +166,7 @@ async function bareThroughput(model) {
   const modelCpuBefore = cpuMsOf(model.pid);
   const prompt = 'load: read the four files, ten times';
   const child = forkScript('bare.mjs', [
-    model.baseURL, workDir, String(sessions), prompt, String(clockTicks),
+    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()),
   ]);
   try {
     const done = await message(child, 'done', 120_000);
