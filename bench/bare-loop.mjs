@@ -1,17 +1,22 @@
 // The bare baseline the benchmarks compare claw against: an agent loop written with only the
 // openai package. It streams chat completions with tools, reads the files a turn asks for in
 // parallel, appends the messages, and stops at a reply without tool calls, returning its text.
-// Nothing else: no session, no journal, no approval, no traces.
+// Nothing else: no session, no journal, no approval, no traces. `persist`, when given, is handed
+// each message as the loop adds it (the server benchmark's durable bare loop writes them down).
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
  * @param {{ client: import('openai').default, model: string, tools: unknown[], prompt: string,
- *   workDir: string, onTurn?: () => void }} options
+ *   workDir: string, onTurn?: () => void,
+ *   persist?: (added: object[], sync: boolean) => Promise<void> }} options
+ *   `persist(added, sync)`: the messages just added; `sync` when they must be on disk before the
+ *   loop goes on (the model's answer, before its tool calls run or the loop returns it).
  */
-export async function bareLoop({ client, model, tools, prompt, workDir, onTurn }) {
+export async function bareLoop({ client, model, tools, prompt, workDir, onTurn, persist }) {
   const messages = [{ role: 'user', content: prompt }];
+  if (persist) await persist(messages, false);
   for (;;) {
     onTurn?.();
     const stream = await client.chat.completions.create({
@@ -33,12 +38,16 @@ export async function bareLoop({ client, model, tools, prompt, workDir, onTurn }
         call.function.arguments += piece.function?.arguments ?? '';
       }
     }
-    messages.push(calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content });
+    const answer = calls.length > 0 ? { role: 'assistant', content: content || null, tool_calls: calls } : { role: 'assistant', content };
+    messages.push(answer);
+    if (persist) await persist([answer], true);
     if (calls.length === 0) return content;
     const results = await Promise.all(
       calls.map((call) => readFile(path.join(workDir, JSON.parse(call.function.arguments).path), 'utf8')),
     );
-    results.forEach((result, index) => messages.push({ role: 'tool', tool_call_id: calls[index].id, content: result }));
+    const added = results.map((result, index) => ({ role: 'tool', tool_call_id: calls[index].id, content: result }));
+    messages.push(...added);
+    if (persist) await persist(added, false);
   }
 }
 

@@ -7,8 +7,10 @@
 //    one, for information), every session durable (the default file store), in one server
 //    process; against one process running the same 50 sessions as bare loops on the openai
 //    package (bare.mjs). Throughput is model requests per second from the prompts to the last
-//    answer; peak RSS is each process's VmHWM. Fresh processes each run; runs of the two
-//    alternate, which one goes first too.
+//    answer; peak RSS is each process's VmHWM. Fresh processes each run; runs of the contenders
+//    alternate, which one goes first too. A third contender, for information: the same bare loops
+//    made durable (bare.mjs given a folder: a session file each, one fsync a turn), as SPEC's
+//    PERF-4 can be read to ask of the baseline too ("every session durable").
 // 2. Idle connections. 1,000 WebSocket clients that said hello (welcome received) and then
 //    nothing: the server's RSS after minus before, per connection, each read after a full GC
 //    (asked through the inspector the server runs with in this phase).
@@ -25,6 +27,8 @@
 //
 // Everything is on 127.0.0.1 with ports the OS picks; every process started here is stopped by
 // its pid, every temporary folder removed; a guard ends the whole benchmark if it overruns.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
@@ -159,14 +163,20 @@ async function clawThroughput(model, main) {
   }
 }
 
-async function bareThroughput(model) {
+/** The bare loops' run; `durable`: with their session files (in the run's temporary folder). */
+async function bareThroughput(model, durable = false) {
   const folder = await tempFolder('claw-bench-bare-');
   const workDir = await workspaceIn(folder, callsPerTurn);
+  const durableArgs = [];
+  if (durable) {
+    durableArgs.push(path.join(folder, 'sessions'));
+    await mkdir(durableArgs[0]);
+  }
   await model.count();
   const modelCpuBefore = cpuMsOf(model.pid);
   const prompt = 'load: read the four files, ten times';
   const child = forkScript('bare.mjs', [
-    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()),
+    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()), ...durableArgs,
   ]);
   try {
     const done = await message(child, 'done', 120_000);
@@ -394,6 +404,7 @@ async function heldRun(model, mode) {
 const throughput = {
   claw: [],
   bare: [],
+  durable: [],
   ...Object.fromEntries(compareNames.map((name) => [name, []])),
 };
 const slowReader = Object.fromEntries(modes.map((mode) => [mode, []]));
@@ -413,7 +424,9 @@ try {
     const rotated = names.map((_, index) => names[(index + run) % names.length]);
     for (const name of run % 2 === 0 ? rotated : rotated.reverse()) {
       throughput[name].push(
-        await (name === 'bare' ? bareThroughput(model) : clawThroughput(model, mainOf(name))),
+        await (name === 'bare' || name === 'durable'
+          ? bareThroughput(model, name === 'durable')
+          : clawThroughput(model, mainOf(name))),
       );
       progress('.');
     }
@@ -509,12 +522,18 @@ line(['measure', 'claw-server', 'baseline', 'ratio', 'target', 'verdict']);
 const ran = throughput.claw.length > 0;
 const claw = ran ? summarize(throughput.claw) : undefined;
 const bare = ran ? summarize(throughput.bare) : undefined;
+const durable = ran ? summarize(throughput.durable) : undefined;
 if (ran) {
   const throughputRatio = claw.turnsPerSecond / bare.turnsPerSecond;
   line([
     'throughput, turns/s (median)', fixed(claw.turnsPerSecond, 1), fixed(bare.turnsPerSecond, 1),
     `${fixed(throughputRatio, 3)}x`, `≥ ${targets.throughput}x`,
     loadVerdict(throughputRatio >= targets.throughput),
+  ]);
+  line([
+    '  vs durable bare loops (one fsync a turn)', fixed(claw.turnsPerSecond, 1),
+    fixed(durable.turnsPerSecond, 1), `${fixed(claw.turnsPerSecond / durable.turnsPerSecond, 3)}x`,
+    '—', 'info',
   ]);
   const rssRatio = claw.peakRssMb / bare.peakRssMb;
   line([
@@ -581,14 +600,17 @@ if (slowRan) {
 if (ran) {
   console.log('\nthroughput and memory (baseline: the bare loops in one process):');
   const others = compareNames.map((name) => [name, summarize(throughput[name])]);
-  for (const [label, s] of [['claw-server', claw], ...others, ['bare loops', bare]]) {
+  const bases = [['bare loops', bare], ['durable bare', durable]];
+  for (const [label, s] of [['claw-server', claw], ...others, ...bases]) {
     console.log(
       `  ${label.padEnd(12)} ${fixed(s.turnsPerSecond, 1)} turns/s (runs ${fixed(s.range[0], 1)} … ` +
       `${fixed(s.range[1], 1)}), ${fixed(s.wallMs / 1000, 2)} s a run, peak RSS ` +
       `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process ` +
       `(${fixed(s.mainCpuPerTurnMs, 2)} ms its main thread, busy ${fixed(s.mainBusy * 100, 0)}% ` +
       `of the run), ${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
-      (s === bare ? '' : `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)`),
+      (s === bare || s === durable
+        ? ''
+        : `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)`),
     );
   }
   // Run by run: the contenders of one run went back to back, on the same machine.
@@ -597,6 +619,9 @@ if (ran) {
   const cpuPerTurn = (result) => result.cpuMs / result.requests;
   console.log('  run by run (the contenders of a run went back to back):');
   console.log(`    claw-server / bare loops, throughput: ${ratioSpread(perRun('claw', 'bare', perSecond))}`);
+  console.log(
+    `    claw-server / durable bare loops, throughput: ${ratioSpread(perRun('claw', 'durable', perSecond))}`,
+  );
   for (const [name, s] of others) {
     const slower = perRun(name, 'claw', perSecond).filter((ratio) => ratio < 1).length;
     console.log(
