@@ -12,6 +12,7 @@ import {
   resolveSettings,
   resolveWorkDir,
   type Settings,
+  type Tracing,
 } from '@claw/runtime';
 import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
 import type { PgSessionLog, PgSessions } from '@claw/session-store-pg';
@@ -45,23 +46,25 @@ const minTokenLength = 16;
 export async function serve(options: ServeOptions, io: ServeIo): Promise<number> {
   checkHost(options);
   const given = await givenToken(options, io);
-  const workspaces = await workspaceRoots(options, io);
+  const { roots: workspaces, demo } = await workspaceRoots(options, io);
   const [first] = workspaces;
   if (first === undefined) throw new Error('no workspace');
-  const settings = await resolveSettings({
-    workDir: first,
-    overrides: options.overrides,
-    env: io.env,
-    // The connected clients answer the questions.
-    defaultApproval: 'ask',
-  });
-  const token = given ?? randomBytes(32).toString('base64url');
-  const tracing = createFileTracing({ workDir: first, serviceName: 'claw-server' });
+  let listening = false;
+  let tracing: Tracing | undefined;
   let server: ClawServer | undefined;
   let factory: RuntimeFactory | undefined;
   let shared: PgSessions | undefined;
   const serverFile = path.join(first, '.claw', 'server.json');
   try {
+    const settings = await resolveSettings({
+      workDir: first,
+      overrides: options.overrides,
+      env: io.env,
+      // The connected clients answer the questions.
+      defaultApproval: 'ask',
+    });
+    const token = given ?? randomBytes(32).toString('base64url');
+    tracing = createFileTracing({ workDir: first, serviceName: 'claw-server' });
     shared = await sharedSessions(
       options,
       io,
@@ -107,6 +110,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
     const address = await server.start().catch((error: unknown) => {
       throw listenError(error, options);
     });
+    listening = true;
     const record = {
       ...(given === undefined ? { token } : {}),
       tcp: address.tcp,
@@ -136,8 +140,20 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
   } finally {
     if (server === undefined) await factory?.close();
     await shared?.close().catch((error: unknown) => io.err(`store: ${errorMessage(error)}`));
-    await tracing.shutdown().catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     await removeServerFile(serverFile);
+    // A demo workspace made for a server that never listened holds nothing of anyone's.
+    if (demo !== undefined && !listening) await removeDemoWorkspace(demo, io);
+  }
+}
+
+/** Removes the demo workspace this run made, saying so (or why it could not). */
+async function removeDemoWorkspace(demo: string, io: ServeIo): Promise<void> {
+  try {
+    await rm(demo, { recursive: true, force: true });
+    io.err(`claw-server --demo: removed the demo workspace ${demo}, as the server did not start`);
+  } catch (error) {
+    io.err(`claw-server --demo: could not remove the demo workspace ${demo}: ${errorMessage(error)}`);
   }
 }
 
@@ -243,21 +259,28 @@ async function givenToken(options: ServeOptions, io: ServeIo): Promise<string | 
   return token;
 }
 
-async function workspaceRoots(options: ServeOptions, io: ServeIo): Promise<string[]> {
+/**
+ * The workspace roots sessions may use; `demo`: the one made for `--demo` without `--workdir`
+ * (removed again if the server does not start).
+ */
+async function workspaceRoots(
+  options: ServeOptions,
+  io: ServeIo,
+): Promise<{ roots: string[]; demo?: string }> {
   if (options.workdirs.length === 0) {
     if (options.demo) {
       const demo = await createDemoWorkspace();
       io.err(`claw-server --demo: a fresh workspace with a small project at ${demo}`);
-      return [demo];
+      return { roots: [demo], demo };
     }
-    return [await resolveWorkDir(undefined, io.cwd)];
+    return { roots: [await resolveWorkDir(undefined, io.cwd)] };
   }
   const roots: string[] = [];
   for (const workdir of options.workdirs) {
     const root = await resolveWorkDir(workdir, io.cwd);
     if (!roots.includes(root)) roots.push(root);
   }
-  return roots;
+  return { roots };
 }
 
 /** The web console's build, next to this app's (the web app of the same checkout). */

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { findUnpairedCalls } from '@claw/core';
@@ -99,6 +101,24 @@ describe('the claw-server command line (CH-12)', () => {
     expect(await server.exited).toBe(0);
     // Its record goes with it.
     await expect(stat(path.join(workDir, '.claw', 'server.json'))).rejects.toThrow();
+  });
+
+  it('--demo that cannot start (its port taken) exits 2 and removes the demo workspace it made', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as net.AddressInfo;
+      const result = await ServerProcess.run(['--demo', '--tcp-port', String(port), '--http-port', '0']);
+      expect(result.status, result.stderr).toBe(2);
+      const demo = /a fresh workspace with a small project at (\S+)/.exec(result.stderr)?.[1];
+      expect(demo, result.stderr).toBeDefined();
+      if (demo !== undefined && existsSync(demo)) folders.push(demo);
+      expect(result.stderr).toMatch(new RegExp(`a port is already in use .*:${port}\\b`));
+      expect(result.stderr).toContain(`removed the demo workspace ${demo ?? ''}, as the server did not start`);
+      expect(existsSync(demo ?? '')).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
   });
 
   it('SIGTERM during a running tool: server_stopping, the task canceled after the grace with paired history, exit 0, no process left', async () => {
