@@ -20,6 +20,7 @@ import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
 
 export { runMcpList } from './mcp.js';
+export { runSessionList } from './session.js';
 
 type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
 

@@ -35,7 +35,9 @@ export type Command =
   | { kind: 'prompt'; prompt: string; options: RunOptions }
   | { kind: 'demo'; options: RunOptions }
   /** `claw mcp list`: the workspace's MCP servers, their state and tools. */
-  | { kind: 'mcp-list'; workdir: string | undefined };
+  | { kind: 'mcp-list'; workdir: string | undefined }
+  /** `claw sessions`: the workspace's saved sessions (CLI-7). */
+  | { kind: 'sessions'; workdir: string | undefined };
 
 const parseOptions = {
   prompt: { type: 'string', short: 'p' },
@@ -51,7 +53,7 @@ const seeHelp = 'run `claw --help` to see the options';
 
 /**
  * Reads the command line (CLI-6): `claw [options]`, `claw -p <text>`, `claw demo`,
- * `claw mcp list [--workdir <dir>]`, `--version`, `--help`.
+ * `claw mcp list [--workdir <dir>]`, `claw sessions [--workdir <dir>]`, `--version`, `--help`.
  *
  * @throws UsageError for an unknown option or command, a missing value, a value that is not one
  *   of the allowed ones, or a number flag that is not a whole number in range.
@@ -75,10 +77,13 @@ export function parseCommandLine(argv: readonly string[]): Command {
   const positionals = parsed.positionals;
   const [command, ...rest] = positionals;
   if (command === 'mcp') return readMcpCommand(rest, values);
+  if (command === 'sessions') {
+    return { kind: 'sessions', workdir: onlyWorkdir('claw sessions', rest, values) };
+  }
   if (command !== undefined && command !== 'demo') {
     throw new UsageError(
-      `unknown command "${command}": the commands are \`claw demo\` and \`claw mcp list\`; to ` +
-      `run one task, use claw -p "${command}"; ${seeHelp}`,
+      `unknown command "${command}": the commands are \`claw demo\`, \`claw sessions\` and ` +
+      `\`claw mcp list\`; to run one task, use claw -p "${command}"; ${seeHelp}`,
     );
   }
   if (rest.length > 0) {
@@ -125,18 +130,27 @@ function readMcpCommand(
         : `unknown subcommand "mcp ${subcommand}": the only one is \`claw mcp list\`; ${seeHelp}`,
     );
   }
+  return { kind: 'mcp-list', workdir: onlyWorkdir('claw mcp list', extra, values) };
+}
+
+/** The `--workdir` of a command that takes no other option and no argument (`name`). */
+function onlyWorkdir(
+  name: string,
+  extra: readonly string[],
+  values: Record<string, string | boolean | undefined>,
+): string | undefined {
   if (extra.length > 0) {
-    throw new UsageError(`unexpected argument "${extra[0]}" after \`claw mcp list\`; ${seeHelp}`);
+    throw new UsageError(`unexpected argument "${extra[0]}" after \`${name}\`; ${seeHelp}`);
   }
-  const other = Object.keys(values).find((name) => name !== 'workdir' && values[name] !== undefined);
+  const other = Object.keys(values).find((flag) => flag !== 'workdir' && values[flag] !== undefined);
   if (other !== undefined) {
-    throw new UsageError(`\`claw mcp list\` takes only --workdir, not --${other}; ${seeHelp}`);
+    throw new UsageError(`\`${name}\` takes only --workdir, not --${other}; ${seeHelp}`);
   }
   const workdir = stringFlag(values, 'workdir');
   if (workdir !== undefined && workdir.trim() === '') {
     throw new UsageError('--workdir needs a folder, e.g. --workdir . or --workdir ~/project');
   }
-  return { kind: 'mcp-list', workdir };
+  return workdir;
 }
 
 function readRunOptions(values: Record<string, string | boolean | undefined>): RunOptions {

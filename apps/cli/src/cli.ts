@@ -48,6 +48,7 @@ export async function runCli(io: CliIo): Promise<number> {
       case 'prompt':
       case 'demo':
       case 'mcp-list':
+      case 'sessions':
         break;
     }
   } catch (error) {
@@ -55,7 +56,8 @@ export async function runCli(io: CliIo): Promise<number> {
     return reportFailure(error, new Output(io.stderr), style);
   }
   // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
-  const { runInWorkspace, runMcpList } = await import('./app.js');
+  const { runInWorkspace, runMcpList, runSessionList } = await import('./app.js');
   if (command.kind === 'mcp-list') return runMcpList(command, io);
+  if (command.kind === 'sessions') return runSessionList(command, io);
   return runInWorkspace(command, io);
 }

@@ -9,6 +9,8 @@ Usage:
   claw [options]                  interactive REPL in the workspace
   claw -p, --prompt <text>        one task, then exit
   claw demo [options]             a built-in scripted model shows the whole loop; no key needed
+  claw sessions [--workdir <dir>] the workspace's saved sessions, most recent first: id, last
+                                  activity, messages, tokens (resume one with --session <id>)
   claw mcp list [--workdir <dir>] the workspace's MCP servers (.claw/mcp.json): each one's
                                   state, tools and last error; exit 1 when one failed
   claw --version | --help

@@ -1,5 +1,13 @@
-import type { RuntimeFactory } from '@claw/runtime';
-import { describeRepair, type PersistentSession } from '@claw/session-store';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { resolveWorkDir, WorkspaceSessions, type RuntimeFactory } from '@claw/runtime';
+import { describeRepair, type PersistentSession, type SessionSummary } from '@claw/session-store';
+import type { Command } from './args.js';
+import type { CliIo } from './cli.js';
+import { exitStatus } from './exit-status.js';
+import { reportFailure } from './failure.js';
+import { Output } from './output.js';
+import { colourWanted, createStyle } from './style.js';
 
 /**
  * What the session repaired when it was opened (SES-7, SES-8): tool calls an interrupted earlier
@@ -21,7 +29,11 @@ export async function sessionListing(
   workDir: string,
   current: string,
 ): Promise<string[]> {
-  const sessions = await factory.listSessions(workDir);
+  return sessionLines(await factory.listSessions(workDir), current);
+}
+
+/** A line per session (`current` marked with `*`), or a line saying there is none. */
+export function sessionLines(sessions: readonly SessionSummary[], current?: string): string[] {
   if (sessions.length === 0) return ['no saved sessions in this workspace yet'];
   return sessions.map((session) => {
     const marker = session.id === current ? '*' : ' ';
@@ -29,4 +41,58 @@ export async function sessionListing(
     return `${marker} ${session.id.padEnd(20)} last active ${when}, ${session.messageCount} messages, ` +
       `${session.usage.totalTokens} tokens`;
   });
+}
+
+/**
+ * `claw sessions` (CLI-7): the workspace's saved sessions, most recent first, read from its
+ * `.claw/sessions/` without opening any (a session another process has open is listed too).
+ * Exit status 0, or 2 for a workspace that cannot be used.
+ */
+export async function runSessionList(
+  command: Extract<Command, { kind: 'sessions' }>,
+  io: CliIo,
+): Promise<number> {
+  const stdout = new Output(io.stdout);
+  try {
+    const workDir = await resolveWorkDir(command.workdir, io.cwd);
+    const sessions = await new WorkspaceSessions().list(workDir);
+    const where = path.join(workDir, '.claw', 'sessions');
+    const lines = sessions.length === 0
+      ? [`no saved sessions in ${where} yet; a task (claw, claw -p) saves its session there`]
+      : [
+          `sessions in ${where}, most recent first (resume one with claw --session <id>):`,
+          ...sessionLines(sessions),
+        ];
+    // The store lists what it can read; a damaged file is said, not left out unseen (SES-3).
+    const unread = (await sessionFileIds(where)).filter(
+      (file) => !sessions.some((session) => session.id === file.id) && file.size > 0,
+    );
+    if (unread.length > 0) {
+      lines.push(
+        `not readable as sessions: ${unread.map((file) => `${file.id}.jsonl`).join(', ')} ` +
+        '(claw --session <id> says what is wrong with one; it is never replaced)',
+      );
+    }
+    await stdout.write(`${lines.join('\n')}\n`);
+    return exitStatus.completed;
+  } catch (error) {
+    const style = createStyle(colourWanted(io.stderr, io.env));
+    return reportFailure(error, new Output(io.stderr), style);
+  }
+}
+
+/** The sessions folder's `<id>.jsonl` files and their sizes (none when there is no folder). */
+async function sessionFileIds(folder: string): Promise<Array<{ id: string; size: number }>> {
+  let names: string[];
+  try {
+    names = await readdir(folder);
+  } catch {
+    return [];
+  }
+  const files: Array<{ id: string; size: number }> = [];
+  for (const name of names.filter((entry) => entry.endsWith('.jsonl')).sort()) {
+    const size = await stat(path.join(folder, name)).then((info) => info.size, () => 0);
+    files.push({ id: name.slice(0, -'.jsonl'.length), size });
+  }
+  return files;
 }
