@@ -1,7 +1,13 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveWorkDir, WorkspaceSessions, type RuntimeFactory } from '@claw/runtime';
-import { describeRepair, type PersistentSession, type SessionSummary } from '@claw/session-store';
+import {
+  describeRepair,
+  sessionFileExtension,
+  sessionsFolder,
+  type PersistentSession,
+  type SessionSummary,
+} from '@claw/session-store';
 import type { Command } from './args.js';
 import type { CliIo } from './cli.js';
 import { exitStatus } from './exit-status.js';
@@ -56,7 +62,7 @@ export async function runSessionList(
   try {
     const workDir = await resolveWorkDir(command.workdir, io.cwd);
     const sessions = await new WorkspaceSessions().list(workDir);
-    const where = path.join(workDir, '.claw', 'sessions');
+    const where = path.join(workDir, sessionsFolder);
     const lines = sessions.length === 0
       ? [`no saved sessions in ${where} yet; a task (claw, claw -p) saves its session there`]
       : [
@@ -64,12 +70,10 @@ export async function runSessionList(
           ...sessionLines(sessions),
         ];
     // The store lists what it can read; a damaged file is said, not left out unseen (SES-3).
-    const unread = (await sessionFileIds(where)).filter(
-      (file) => !sessions.some((session) => session.id === file.id) && file.size > 0,
-    );
+    const unread = await unreadSessionFiles(where, new Set(sessions.map((session) => session.id)));
     if (unread.length > 0) {
       lines.push(
-        `not readable as sessions: ${unread.map((file) => `${file.id}.jsonl`).join(', ')} ` +
+        `not readable as sessions: ${unread.join(', ')} ` +
         '(claw --session <id> says what is wrong with one; it is never replaced)',
       );
     }
@@ -81,18 +85,23 @@ export async function runSessionList(
   }
 }
 
-/** The sessions folder's `<id>.jsonl` files and their sizes (none when there is no folder). */
-async function sessionFileIds(folder: string): Promise<Array<{ id: string; size: number }>> {
+/**
+ * The session files in `folder` that are not among `listed` and not empty (an empty file is a
+ * session not written yet), by name; none when there is no folder.
+ */
+async function unreadSessionFiles(folder: string, listed: ReadonlySet<string>): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(folder);
   } catch {
     return [];
   }
-  const files: Array<{ id: string; size: number }> = [];
-  for (const name of names.filter((entry) => entry.endsWith('.jsonl')).sort()) {
-    const size = await stat(path.join(folder, name)).then((info) => info.size, () => 0);
-    files.push({ id: name.slice(0, -'.jsonl'.length), size });
-  }
-  return files;
+  const others = names
+    .filter((name) => name.endsWith(sessionFileExtension))
+    .filter((name) => !listed.has(name.slice(0, -sessionFileExtension.length)))
+    .sort();
+  const sizes = await Promise.all(
+    others.map((name) => stat(path.join(folder, name)).then((info) => info.size, () => 0)),
+  );
+  return others.filter((_, index) => (sizes[index] ?? 0) > 0);
 }
