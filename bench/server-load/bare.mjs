@@ -9,10 +9,9 @@
 // the tool results go down with the next answer's fsync. One fsync a turn.
 //
 // argv: baseURL, workspace, sessions, prompt, the kernel's clock ticks a second[, folder for the
-// durable loops' session files]. Started with an
-// IPC channel: once every loop has answered it sends {type: 'done', turns, wallMs, cpuMs,
-// mainCpuMs} and waits for {type: 'exit'}, so that the benchmark reads its peak RSS from /proc the
-// same way as the server's, before it exits.
+// durable loops' session files]. Started with an IPC channel: once every loop has answered it
+// sends {type: 'done', turns, wallMs, cpuMs, mainCpuMs} and waits for {type: 'exit'}, so that the
+// benchmark reads its peak RSS from /proc the same way as the server's, before it exits.
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import OpenAI from 'openai';

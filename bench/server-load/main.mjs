@@ -167,16 +167,14 @@ async function clawThroughput(model, main) {
 async function bareThroughput(model, durable = false) {
   const folder = await tempFolder('claw-bench-bare-');
   const workDir = await workspaceIn(folder, callsPerTurn);
-  const durableArgs = [];
-  if (durable) {
-    durableArgs.push(path.join(folder, 'sessions'));
-    await mkdir(durableArgs[0]);
-  }
+  const sessionsDir = durable ? path.join(folder, 'sessions') : undefined;
+  if (sessionsDir !== undefined) await mkdir(sessionsDir);
   await model.count();
   const modelCpuBefore = cpuMsOf(model.pid);
   const prompt = 'load: read the four files, ten times';
   const child = forkScript('bare.mjs', [
-    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()), ...durableArgs,
+    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()),
+    ...(sessionsDir === undefined ? [] : [sessionsDir]),
   ]);
   try {
     const done = await message(child, 'done', 120_000);
