@@ -35,7 +35,8 @@ export async function sessionListing(
   workDir: string,
   current: string,
 ): Promise<string[]> {
-  return sessionLines(await factory.listSessions(workDir), current);
+  const sessions = await factory.listSessions(workDir);
+  return [...sessionLines(sessions, current), ...(await unreadLine(workDir, sessions))];
 }
 
 /** A line per session (`current` marked with `*`), or a line saying there is none. */
@@ -69,20 +70,27 @@ export async function runSessionList(
           `sessions in ${where}, most recent first (resume one with claw --session <id>):`,
           ...sessionLines(sessions),
         ];
-    // The store lists what it can read; a damaged file is said, not left out unseen (SES-3).
-    const unread = await unreadSessionFiles(where, new Set(sessions.map((session) => session.id)));
-    if (unread.length > 0) {
-      lines.push(
-        `not readable as sessions: ${unread.join(', ')} ` +
-        '(claw --session <id> says what is wrong with one; it is never replaced)',
-      );
-    }
+    lines.push(...(await unreadLine(workDir, sessions)));
     await stdout.write(`${lines.join('\n')}\n`);
     return exitStatus.completed;
   } catch (error) {
     const style = createStyle(colourWanted(io.stderr, io.env));
     return reportFailure(error, new Output(io.stderr), style);
   }
+}
+
+/**
+ * A line naming the workspace's session files the store did not list (it lists what it can read):
+ * a damaged file is said, not left out unseen (SES-3). None when every file was listed.
+ */
+async function unreadLine(workDir: string, listed: readonly SessionSummary[]): Promise<string[]> {
+  const folder = path.join(workDir, sessionsFolder);
+  const unread = await unreadSessionFiles(folder, new Set(listed.map((session) => session.id)));
+  if (unread.length === 0) return [];
+  return [
+    `not readable as sessions: ${unread.join(', ')} ` +
+    '(claw --session <id> says what is wrong with one; it is never replaced)',
+  ];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,5 +88,17 @@ describe('piped REPL input', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\* default +last active .*, 0 messages, 0 tokens\nclaw> \nCommands:/);
     expect(result.stdout).toContain('/sessions  list this workspace');
+  });
+
+  it('/sessions names a session file it cannot read, as claw sessions does', async () => {
+    const workDir = await tempDir();
+    await mkdir(path.join(workDir, '.claw', 'sessions'), { recursive: true });
+    await writeFile(path.join(workDir, '.claw', 'sessions', 'broken.jsonl'), 'not a record{\n');
+    const result = await ClawProcess.run(['--workdir', workDir, '--approval', 'deny'], {
+      env: modelEnv('http://127.0.0.1:9/v1'),
+      input: '/sessions\n',
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain('not readable as sessions: broken.jsonl (claw --session <id> says what');
   });
 });
