@@ -14,6 +14,7 @@ import { ClawUserError, raceAbort, type Provider, type Reporter, type Tool } fro
 import { Engine, builtinTools, joinToolSources, type ToolSource } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
+import type { SessionListOptions } from '@claw/session-store';
 import type { Tracer } from '@opentelemetry/api';
 import type { McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
@@ -283,9 +284,12 @@ export class RuntimeFactory {
     return runtime;
   }
 
-  /** The sessions of a workspace, most recently changed first. */
-  listSessions(workDir: string) {
-    return this.sessions.list(path.resolve(workDir));
+  /**
+   * The sessions of a workspace, most recently changed first; those that cannot be read are left
+   * out and go to `options.onUnreadable`.
+   */
+  listSessions(workDir: string, options: SessionListOptions = {}) {
+    return this.sessions.list(path.resolve(workDir), options);
   }
 
   /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   FileSessionManager,
   type SessionLease,
+  type SessionListOptions,
   type SessionSummary,
 } from '@claw/session-store';
 
@@ -10,8 +11,11 @@ import {
 export interface SessionSource {
   /** Opens and holds the session until the lease is released (see `SessionManager.open`). */
   open(id: string, options: { workDir: string }): Promise<SessionLease>;
-  /** The sessions a workspace has, most recently changed first. */
-  list(workDir: string): Promise<SessionSummary[]>;
+  /**
+   * The sessions a workspace has, most recently changed first; those that cannot be read go to
+   * `options.onUnreadable`.
+   */
+  list(workDir: string, options?: SessionListOptions): Promise<SessionSummary[]>;
 }
 
 /**
@@ -53,13 +57,13 @@ export class WorkspaceSessions implements SessionSource {
     };
   }
 
-  async list(workDir: string): Promise<SessionSummary[]> {
+  async list(workDir: string, options: SessionListOptions = {}): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
     const open = this.managers.get(root);
-    if (open !== undefined) return open.manager.list();
+    if (open !== undefined) return open.manager.list(options);
     const manager = new FileSessionManager({ workDir: root });
     try {
-      return await manager.list();
+      return await manager.list(options);
     } finally {
       await manager.close();
     }

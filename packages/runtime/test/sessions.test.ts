@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   ApprovalNotPendingError,
@@ -8,7 +8,7 @@ import {
   type ApprovalHandler,
   type Policy,
 } from '@claw/approval';
-import { MemorySessionManager, SessionLockedError } from '@claw/session-store';
+import { MemorySessionManager, SessionLockedError, type UnreadableSession } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RuntimeClosedError,
@@ -218,6 +218,25 @@ describe('injectable approval parts, one engine for many sessions (RT-2)', () =>
     await runtime.start('hi').wait();
     expect(await factory.listSessions(workDir)).toMatchObject([{ id: 'm', messageCount: 2 }]);
     expect(await readdir(workDir)).toEqual([]);
+  });
+
+  it('names the session files it cannot read, whether a session of the workspace is open or not', async () => {
+    const workDir = await tempWorkspace();
+    const { factory } = scriptedFactory([{ text: 'done' }]);
+    await mkdir(join(workDir, '.claw', 'sessions'), { recursive: true });
+    await writeFile(join(workDir, '.claw', 'sessions', 'broken.jsonl'), 'not a session\n');
+    const listing = async () => {
+      const unreadable: UnreadableSession[] = [];
+      const ids = (await factory.listSessions(workDir, { onUnreadable: (session) => unreadable.push(session) }))
+        .map((summary) => summary.id);
+      return { ids, unreadable: unreadable.map((session) => [session.id, session.location]) };
+    };
+    const named = [['broken', join(workDir, '.claw', 'sessions', 'broken.jsonl')]];
+
+    expect(await listing()).toEqual({ ids: [], unreadable: named });
+    const runtime = await factory.createRuntime({ workDir, sessionId: 'ok' });
+    await runtime.start('hi').wait();
+    expect(await listing()).toEqual({ ids: ['ok'], unreadable: named });
   });
 });
 

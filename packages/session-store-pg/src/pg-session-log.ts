@@ -19,6 +19,7 @@ import {
   type SessionSnapshot,
   type SessionSummary,
   type StoredLog,
+  type UnreadableSession,
 } from '@claw/session-store';
 import pg from 'pg';
 import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
@@ -619,33 +620,48 @@ export class PgSessionLog implements SessionRelay {
     const ids = rows.rows.map((row) => row.id);
     const page = rows.rows.slice(0, limit);
     const sessions = [];
+    const unreadable: UnreadableSession[] = [];
     // Each row keeps its summary; only a session stored before summaries is read whole.
     for (const { id, summary, workspace: bound } of page) {
       if (summary !== null) {
         sessions.push(summary);
         continue;
       }
+      // A session that cannot be read is left out and named. Unbound to a workspace, its folder
+      // cannot be known: it is named only in a listing of every workspace.
+      const cannotRead = (reason: string) => {
+        if (workspace === undefined || bound !== null) {
+          unreadable.push({ id, location: this.location(id), reason });
+        }
+      };
       let stored: StoredLog | undefined;
       try {
         stored = await this.load(id);
       } catch (error) {
-        // Sessions that cannot be read are left out; a database that is down is not.
+        // A database that is down is not a session that cannot be read.
         if (!(error instanceof SessionLogError && error.code === 'session_corrupt')) throw error;
+        cannotRead(error.message);
       }
       if (stored === undefined) continue;
       let read: SessionSummary;
       try {
         read = summarize(stored.snapshot, stored.records);
-      } catch {
-        // Records that do not fit the session: it is corrupt, and left out too.
+      } catch (error) {
+        // Records that do not fit the session: it is corrupt too.
+        cannotRead(
+          `${this.location(id)} is corrupt: ${errorMessage(error)}. claw leaves it ` +
+          'as it is.',
+        );
         continue;
       }
       if (workspace === undefined || bound !== null || read.workDir === workspace.workDir) {
         sessions.push(read);
       }
     }
+    const result: SessionPage = unreadable.length > 0 ? { sessions, unreadable } : { sessions };
     const last = page.at(-1)?.id;
-    return ids.length > limit && last !== undefined ? { sessions, next: last } : { sessions };
+    if (ids.length > limit && last !== undefined) result.next = last;
+    return result;
   }
 }
 

@@ -4,6 +4,7 @@ import { errnoCode } from '@claw/core';
 import {
   SessionStore,
   type SessionLease,
+  type SessionListOptions,
   type SessionSummary,
 } from '@claw/session-store';
 import { PgAuditLog } from './pg-audit-log.js';
@@ -89,12 +90,14 @@ export class PgSessions {
 
   /**
    * The sessions of the workspace at `workDir`, most recently changed first; those open here as
-   * they are in memory. Only that workspace's rows are read.
+   * they are in memory. Only that workspace's rows are read. Those that cannot be read go to
+   * `options.onUnreadable`.
    */
-  async list(workDir: string): Promise<SessionSummary[]> {
+  async list(workDir: string, options: SessionListOptions = {}): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
     const workspace = await this.workspaceOf(root);
     return this.store.list({
+      ...options,
       page: (after) =>
         this.log.list({
           workspace: { id: workspace, workDir: root },

@@ -268,7 +268,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog.list: summaries kept in the 
     expect((await read.list()).sessions).toMatchObject([{ id: 'summed', messageCount: 0, lastEventSeq: 0 }]);
   });
 
-  it('leaves out a session whose records do not fit it, as the file store does, from its row or read whole', async () => {
+  it('leaves out a session whose records do not fit it, and names it, as the file store does, from its row or read whole', async () => {
     const url = await freshDatabase();
     const log = await openLog(url);
     const store = new SessionStore({ log });
@@ -297,10 +297,17 @@ describe.skipIf(!postgresAvailable())('PgSessionLog.list: summaries kept in the 
     expect(updated.rowCount).toBe(1);
     await other.pool.query('UPDATE claw_sessions SET summary = NULL WHERE id = $1', ['unfit']);
 
-    expect((await other.list()).sessions.map((summary) => summary.id)).toEqual(['healthy']);
-    // Opening them says why.
+    const page = await other.list();
+    expect(page.sessions.map((summary) => summary.id)).toEqual(['healthy']);
+    expect(page.unreadable?.map((session) => [session.id, session.location])).toEqual([
+      ['gap', other.location('gap')],
+      ['unfit', other.location('unfit')],
+    ]);
+    // Opening them says why, as the listing does.
     const reopened = new SessionStore({ log: other });
     for (const id of ['gap', 'unfit']) {
+      const reason = page.unreadable?.find((session) => session.id === id)?.reason;
+      expect(reason).toContain(`${other.location(id)} is corrupt`);
       await expect(reopened.open(id, { workDir: '/work' })).rejects.toMatchObject({ code: 'session_corrupt' });
     }
     await reopened.close();

@@ -20,6 +20,7 @@ import {
   type SessionSnapshot,
   type SessionSummary,
   type StoredLog,
+  type UnreadableSession,
 } from './session-log.js';
 import { assertSessionId, isValidSessionId } from './session-id.js';
 import { summaryOf } from './summary.js';
@@ -100,18 +101,8 @@ export class FileSessionLog implements SessionLog {
 
   async load(id: string): Promise<StoredLog | undefined> {
     const file = this.location(id);
-    let text: string;
-    try {
-      text = await this.fileSystem.readFile(file, 'utf8');
-    } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return undefined;
-      throw new SessionLogError(
-        `Could not read the session file ${file}: ${errorMessage(error)}. Check that claw may ` +
-        'read it.',
-        { code: 'session_read_failed', location: file, cause: error },
-      );
-    }
-    if (text === '') return undefined;
+    const text = await this.readSessionFile(file);
+    if (text === undefined) return undefined;
     const read = readLog(text, { file, id });
     await this.closeHandle(id);
     this.files.set(id, {
@@ -206,14 +197,20 @@ export class FileSessionLog implements SessionLog {
       .filter((id) => isValidSessionId(id) && (options.after === undefined || id > options.after))
       .sort();
     const sessions: SessionSummary[] = [];
+    const unreadable: UnreadableSession[] = [];
     let index = 0;
-    for (; index < ids.length && sessions.length < limit; index += 1) {
+    for (; index < ids.length && sessions.length + unreadable.length < limit; index += 1) {
       const id = ids[index] as string;
-      const summary = await this.summary(id).catch(() => undefined);
-      if (summary !== undefined) sessions.push(summary);
+      try {
+        const summary = await this.summary(id);
+        if (summary !== undefined) sessions.push(summary);
+      } catch (error) {
+        unreadable.push({ id, location: this.location(id), reason: errorMessage(error) });
+      }
     }
-    const last = sessions.at(-1);
-    return index < ids.length && last !== undefined ? { sessions, next: last.id } : { sessions };
+    const page: SessionPage = unreadable.length > 0 ? { sessions, unreadable } : { sessions };
+    if (index < ids.length) page.next = ids[index - 1];
+    return page;
   }
 
   /** Closes what the log keeps open for a session and forgets what it knew. */
@@ -222,12 +219,34 @@ export class FileSessionLog implements SessionLog {
     this.files.delete(id);
   }
 
+  /**
+   * The summary of a stored session; undefined when it has no file (any more) or an empty one (a
+   * session not written yet, SES-3).
+   *
+   * @throws SessionLogError what `load` throws for it.
+   */
   private async summary(id: string): Promise<SessionSummary | undefined> {
     const file = this.location(id);
-    const text = await this.fileSystem.readFile(file, 'utf8');
-    if (text === '') return undefined;
+    const text = await this.readSessionFile(file);
+    if (text === undefined) return undefined;
     const { log } = readLog(text, { file, id });
     return summaryOf(log);
+  }
+
+  /** A session file's text; undefined when there is none, or it is empty. */
+  private async readSessionFile(file: string): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await this.fileSystem.readFile(file, 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw new SessionLogError(
+        `Could not read the session file ${file}: ${errorMessage(error)}. Check that claw may ` +
+        'read it.',
+        { code: 'session_read_failed', location: file, cause: error },
+      );
+    }
+    return text === '' ? undefined : text;
   }
 
   private async stateFromFile(id: string, file: string): Promise<FileState> {

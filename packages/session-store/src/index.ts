@@ -17,6 +17,7 @@ export type {
   SessionSnapshot,
   SessionSummary,
   StoredLog,
+  UnreadableSession,
 } from './session-log.js';
 export type { OpenTask, SessionChange, RepairInsert } from './session-state.js';
 export { newSessionSnapshot } from './session-state.js';
@@ -24,6 +25,7 @@ export type {
   GetOrCreateOptions,
   PersistentSession,
   SessionLease,
+  SessionListOptions,
   SessionManager,
 } from './session-manager.js';
 export { SessionStore, type SessionStoreOptions } from './session-store.js';

@@ -75,10 +75,25 @@ export interface SessionSummary {
   lastEventSeq: number;
 }
 
+/** A stored session that `SessionLog.list` could not read, and left out of its `sessions`. */
+export interface UnreadableSession {
+  id: string;
+  /** Where it is stored (`SessionLog.location`). */
+  location: string;
+  /** Why, for people: what is wrong and what to do (opening it would fail the same way). */
+  reason: string;
+}
+
 /** One page of `SessionLog.list`. */
 export interface SessionPage {
   /** In the order of their ids. */
   sessions: SessionSummary[];
+  /**
+   * The stored sessions in this page's range of ids that could not be read (in the order of their
+   * ids), so that a listing can say so instead of hiding them. Absent when there are none, and
+   * from logs that cannot tell.
+   */
+  unreadable?: UnreadableSession[];
   /** Pass as `after` for the next page; absent on the last page. */
   next?: string;
 }
@@ -133,7 +148,8 @@ export interface SessionLog {
   remove(id: string): Promise<void>;
   /**
    * Stored sessions in the order of their ids, a page at a time (default 100), starting after
-   * the id `after`. Sessions that cannot be read are left out.
+   * the id `after`. Sessions that cannot be read are left out of `sessions` and named in
+   * `unreadable`; `limit` bounds both together.
    */
   list(options?: { limit?: number; after?: string }): Promise<SessionPage>;
 }

@@ -6,7 +6,7 @@ import type {
   ToolStartOptions,
 } from '@claw/core';
 import type { RepairedCall } from './repair.js';
-import type { SessionSummary } from './session-log.js';
+import type { SessionSummary, UnreadableSession } from './session-log.js';
 import type { OpenTask } from './session-state.js';
 
 /**
@@ -87,6 +87,15 @@ export interface SessionLease {
   release(): Promise<void>;
 }
 
+/** Options of a session listing (`SessionManager.list`, and the listings built on it). */
+export interface SessionListOptions {
+  /**
+   * Told of each stored session that cannot be read (damaged, or not readable by claw), which the
+   * listing leaves out, after the listing is read: so that it can say so instead of hiding it.
+   */
+  onUnreadable?: (session: UnreadableSession) => void;
+}
+
 /** Keeps sessions by id (SES-1..SES-6) on a `SessionLog`. */
 export interface SessionManager {
   /**
@@ -108,7 +117,7 @@ export interface SessionManager {
    */
   getOrCreate(id: string, options: GetOrCreateOptions): Promise<PersistentSession>;
   /** Every session, most recently changed first (open ones as they are now). */
-  list(): Promise<SessionSummary[]>;
+  list(options?: SessionListOptions): Promise<SessionSummary[]>;
   /** Empties the history of a session, keeping its totals; a session that does not exist: no-op. */
   clear(id: string): Promise<void>;
   /** Removes a session; its open object rejects further changes (`session_deleted`). */

@@ -6,9 +6,11 @@ import type {
   SessionLogLock,
   SessionPage,
   SessionSummary,
+  UnreadableSession,
 } from './session-log.js';
 import type {
   GetOrCreateOptions,
+  SessionListOptions,
   PersistentSession,
   SessionLease,
   SessionManager,
@@ -127,27 +129,33 @@ export class SessionStore implements SessionManager {
    * Every session, most recently changed first; open ones as they are in memory. A caller that
    * lists only some (one workspace's, say) gives `page`, which reads one page of them from the log
    * (instead of `log.list`), and `isListed`, which says which of the sessions open here are among
-   * them.
+   * them. Unreadable sessions go to `onUnreadable` in the order of their ids.
    */
   async list(
-    options: {
+    options: SessionListOptions & {
       page?: (after: string | undefined) => Promise<SessionPage>;
       isListed?: (id: string) => boolean;
     } = {},
   ): Promise<SessionSummary[]> {
     const page = options.page ?? ((after) => this.log.list(after === undefined ? {} : { after }));
     const summaries = new Map<string, SessionSummary>();
+    const unreadable = new Map<string, UnreadableSession>();
     let after: string | undefined;
     do {
       const read = await page(after);
       for (const summary of read.sessions) summaries.set(summary.id, summary);
+      for (const session of read.unreadable ?? []) unreadable.set(session.id, session);
       after = read.next;
     } while (after !== undefined);
     for (const [id, entry] of this.entries) {
       if (options.isListed?.(id) === false) continue;
       const opened = await entry.ready.catch(() => undefined);
-      if (opened !== undefined) summaries.set(id, opened.session.summary());
+      if (opened === undefined) continue;
+      summaries.set(id, opened.session.summary());
+      // Open here, it is as it is in memory: whatever happened to its stored copy since.
+      unreadable.delete(id);
     }
+    for (const session of unreadable.values()) options.onUnreadable?.(session);
     return [...summaries.values()].sort(byRecency);
   }
 

@@ -3,10 +3,12 @@ import nodePath from 'node:path';
 import { hasErrorCode } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  FileSessionLog,
   FileSessionManager,
   SessionLogError,
   SessionStoreError,
   sessionRecordVersion,
+  type UnreadableSession,
 } from '../src/index.js';
 import {
   assistant,
@@ -311,7 +313,7 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
 });
 
 describe('FileSessionManager: list and delete', () => {
-  it('lists sessions with counts and totals, most recently changed first, skipping unreadable files', async () => {
+  it('lists sessions with counts and totals, most recently changed first, naming unreadable files apart', async () => {
     const workDir = await tempDir();
     const clock = new ManualClock();
     const manager = await newProcess({ workDir, now: clock.now });
@@ -324,8 +326,10 @@ describe('FileSessionManager: list and delete', () => {
     await writeFile(sessionFile(workDir, 'broken'), 'garbage\n');
     await writeFile(nodePath.join(workDir, '.claw', 'sessions', 'notes.txt'), 'not a session');
 
+    await writeFile(sessionFile(workDir, 'empty'), '');
     const fresh = await newProcess({ workDir });
-    const summaries = await fresh.list();
+    const unreadable: UnreadableSession[] = [];
+    const summaries = await fresh.list({ onUnreadable: (session) => unreadable.push(session) });
 
     expect(summaries).toEqual([
       {
@@ -349,7 +353,50 @@ describe('FileSessionManager: list and delete', () => {
         cost: { usd: 1, unpricedCalls: 0 },
       },
     ]);
-    expect(await manager.list()).toEqual(summaries);
+    // The damaged file is named with what opening it would say; the empty one is a session not
+    // written yet (SES-3), not a damaged one.
+    const opening = (await rejection(fresh.getOrCreate('broken', { workDir }))) as Error;
+    expect(unreadable).toEqual([
+      { id: 'broken', location: sessionFile(workDir, 'broken'), reason: opening.message },
+    ]);
+    expect(opening.message).toContain('is corrupt at line 1');
+    const again: UnreadableSession[] = [];
+    expect(await manager.list({ onUnreadable: (session) => again.push(session) })).toEqual(summaries);
+    expect(again).toEqual(unreadable);
+  });
+
+  it('pages through sessions and unreadable files alike, each named once', async () => {
+    const workDir = await tempDir();
+    const manager = await newProcess({ workDir });
+    for (const id of ['a', 'c']) await (await manager.getOrCreate(id, { workDir })).append(user(id));
+    for (const id of ['b', 'd']) await writeFile(sessionFile(workDir, id), `damaged ${id}\n`);
+    await manager.close();
+    const log = new FileSessionLog({ directory: nodePath.join(workDir, '.claw', 'sessions') });
+
+    const first = await log.list({ limit: 2 });
+    const second = await log.list({ limit: 2, after: first.next as string });
+
+    expect(first.sessions.map((session) => session.id)).toEqual(['a']);
+    expect(first.unreadable?.map((session) => session.id)).toEqual(['b']);
+    expect(first.next).toBe('b');
+    expect(second.sessions.map((session) => session.id)).toEqual(['c']);
+    expect(second.unreadable?.map((session) => [session.id, session.location])).toEqual([['d', sessionFile(workDir, 'd')]]);
+    expect(second.unreadable?.[0]?.reason).toContain(`${sessionFile(workDir, 'd')} is corrupt at line 1`);
+    expect(second.next).toBeUndefined();
+    expect(await log.list({ after: 'd' })).toEqual({ sessions: [] });
+  });
+
+  it('lists a session open here as it is in memory, even when its file was damaged since', async () => {
+    const workDir = await tempDir();
+    const manager = await newProcess({ workDir });
+    await (await manager.getOrCreate('s1', { workDir })).append(user('one'));
+    await writeFile(sessionFile(workDir, 's1'), 'scribbled over\n');
+
+    const unreadable: UnreadableSession[] = [];
+    const summaries = await manager.list({ onUnreadable: (session) => unreadable.push(session) });
+
+    expect(summaries.map((summary) => [summary.id, summary.messageCount])).toEqual([['s1', 1]]);
+    expect(unreadable).toEqual([]);
   });
 
   it('lists nothing for a workspace without sessions, and creates nothing', async () => {
