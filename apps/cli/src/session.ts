@@ -1,12 +1,11 @@
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveWorkDir, WorkspaceSessions, type RuntimeFactory } from '@claw/runtime';
 import {
   describeRepair,
-  sessionFileExtension,
   sessionsFolder,
   type PersistentSession,
   type SessionSummary,
+  type UnreadableSession,
 } from '@claw/session-store';
 import type { Command } from './args.js';
 import type { CliIo } from './cli.js';
@@ -35,8 +34,11 @@ export async function sessionListing(
   workDir: string,
   current: string,
 ): Promise<string[]> {
-  const sessions = await factory.listSessions(workDir);
-  return [...sessionLines(sessions, current), ...(await unreadLine(workDir, sessions))];
+  const unreadable: UnreadableSession[] = [];
+  const sessions = await factory.listSessions(workDir, {
+    onUnreadable: (one) => unreadable.push(one),
+  });
+  return [...sessionLines(sessions, current), ...unreadableLines(unreadable)];
 }
 
 /** A line per session (`current` marked with `*`), or a line saying there is none. */
@@ -62,7 +64,10 @@ export async function runSessionList(
   const stdout = new Output(io.stdout);
   try {
     const workDir = await resolveWorkDir(command.workdir, io.cwd);
-    const sessions = await new WorkspaceSessions().list(workDir);
+    const unreadable: UnreadableSession[] = [];
+    const sessions = await new WorkspaceSessions().list(workDir, {
+      onUnreadable: (one) => unreadable.push(one),
+    });
     const where = path.join(workDir, sessionsFolder);
     const lines = sessions.length === 0
       ? [`no saved sessions in ${where} yet; a task (claw, claw -p) saves its session there`]
@@ -70,7 +75,7 @@ export async function runSessionList(
           `sessions in ${where}, most recent first (resume one with claw --session <id>):`,
           ...sessionLines(sessions),
         ];
-    lines.push(...(await unreadLine(workDir, sessions)));
+    lines.push(...unreadableLines(unreadable));
     await stdout.write(`${lines.join('\n')}\n`);
     return exitStatus.completed;
   } catch (error) {
@@ -80,36 +85,9 @@ export async function runSessionList(
 }
 
 /**
- * A line naming the workspace's session files the store did not list (it lists what it can read):
- * a damaged file is said, not left out unseen (SES-3). None when every file was listed.
+ * A line for each session file the store could not read (it lists what it can read): a damaged
+ * file is said, with what is wrong and what to do, not left out unseen.
  */
-async function unreadLine(workDir: string, listed: readonly SessionSummary[]): Promise<string[]> {
-  const folder = path.join(workDir, sessionsFolder);
-  const unread = await unreadSessionFiles(folder, new Set(listed.map((session) => session.id)));
-  if (unread.length === 0) return [];
-  return [
-    `not readable as sessions: ${unread.join(', ')} ` +
-    '(claw --session <id> says what is wrong with one; it is never replaced)',
-  ];
-}
-
-/**
- * The session files in `folder` that are not among `listed` and not empty (an empty file is a
- * session not written yet), by name; none when there is no folder.
- */
-async function unreadSessionFiles(folder: string, listed: ReadonlySet<string>): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(folder);
-  } catch {
-    return [];
-  }
-  const others = names
-    .filter((name) => name.endsWith(sessionFileExtension))
-    .filter((name) => !listed.has(name.slice(0, -sessionFileExtension.length)))
-    .sort();
-  const sizes = await Promise.all(
-    others.map((name) => stat(path.join(folder, name)).then((info) => info.size, () => 0)),
-  );
-  return others.filter((_, index) => (sizes[index] ?? 0) > 0);
+function unreadableLines(unreadable: readonly UnreadableSession[]): string[] {
+  return unreadable.map((session) => `! ${session.id} cannot be read: ${session.reason}`);
 }

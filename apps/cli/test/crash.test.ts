@@ -92,13 +92,16 @@ describe('piped REPL input', () => {
 
   it('/sessions names a session file it cannot read, as claw sessions does', async () => {
     const workDir = await tempDir();
-    await mkdir(path.join(workDir, '.claw', 'sessions'), { recursive: true });
-    await writeFile(path.join(workDir, '.claw', 'sessions', 'broken.jsonl'), 'not a record{\n');
+    const folder = path.join(workDir, '.claw', 'sessions');
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, 'broken.jsonl'), 'not a record{\n');
     const result = await ClawProcess.run(['--workdir', workDir, '--approval', 'deny'], {
       env: modelEnv('http://127.0.0.1:9/v1'),
       input: '/sessions\n',
     });
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stdout).toContain('not readable as sessions: broken.jsonl (claw --session <id> says what');
+    expect(result.stdout).toContain(
+      `! broken cannot be read: The session file ${path.join(folder, 'broken.jsonl')} is corrupt at line 1`,
+    );
   });
 });

@@ -51,7 +51,9 @@ describe('claw sessions (CLI-7)', () => {
     const damaged = await ClawProcess.run(['sessions', '--workdir', workDir]);
     expect(damaged.status).toBe(0);
     expect(damaged.stdout).toContain(`no saved sessions in ${folder} yet`);
-    expect(damaged.stdout).toContain('not readable as sessions: broken.jsonl (claw --session <id> says what');
+    expect(damaged.stdout).toContain(
+      `! broken cannot be read: The session file ${path.join(folder, 'broken.jsonl')} is corrupt at line 1`,
+    );
     expect(damaged.stdout).not.toContain('empty.jsonl');
   });
 
