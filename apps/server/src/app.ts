@@ -104,6 +104,9 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       // Sessions another instance owns are served here too, through the store (SCALE-4).
       ...(shared === undefined ? {} : { relay: { log: shared.log } }),
       a2a: { approvalTimeoutMs: options.a2aApprovalTimeoutMs },
+      // Left out of the listings, its id kept from new sessions: said, not hidden.
+      onUnreadableSession: (session) =>
+        io.err(`claw-server: a stored session cannot be read and is not listed: ${session.reason}`),
       version: packageJson.version,
       ...consoleFiles(),
     });

@@ -7,7 +7,7 @@ import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
 import { ConnectionHub, defaultConnectionLimits, type ConnectionLimits } from './connections.js';
 import { createHttpRoutes } from './http.js';
 import { OriginPolicy } from './security.js';
-import { ServerSessions } from './sessions.js';
+import { ServerSessions, type ServerSessionsOptions } from './sessions.js';
 import { serveTcpSocket } from './tcp.js';
 import { WebSocketTransport } from './websocket.js';
 
@@ -33,6 +33,8 @@ export interface ClawServerOptions {
    * served here too (see `ServerSessionsOptions.relay`).
    */
   relay?: { log: SessionRelay; pollMs?: number };
+  /** Told of a stored session that cannot be read (see `ServerSessionsOptions.onUnreadable`). */
+  onUnreadableSession?: ServerSessionsOptions['onUnreadable'];
   limits?: Partial<ConnectionLimits>;
   /** The web console's built files; served at `/`. */
   consoleDir?: string;
@@ -87,6 +89,9 @@ export class ClawServer {
       workspaces,
       idleTimeoutMs: options.idleTimeoutMs ?? 30 * 60_000,
       ...(options.relay === undefined ? {} : { relay: options.relay }),
+      ...(options.onUnreadableSession === undefined
+        ? {}
+        : { onUnreadable: options.onUnreadableSession }),
     });
     const limits = { ...defaultConnectionLimits, ...options.limits };
     this.hub = new ConnectionHub({

@@ -11,7 +11,11 @@ import {
   type RuntimeFactory,
   type RuntimeHandle,
 } from '@claw/runtime';
-import { SessionLockedError, type SessionRelay } from '@claw/session-store';
+import {
+  SessionLockedError,
+  type SessionRelay,
+  type UnreadableSession,
+} from '@claw/session-store';
 
 /** What the registry needs of the runtime factory. */
 export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions' | 'closeSession'>;
@@ -30,6 +34,12 @@ export interface ServerSessionsOptions {
    * when the owner goes away. Without it such a session is refused (`session_locked`).
    */
   relay?: { log: SessionRelay; pollMs?: number };
+  /**
+   * Told of a stored session in workspace `workDir` that cannot be read (damaged, or not
+   * readable): it is left out of `welcome`, and no new session takes its id. Once per session
+   * and reason, however often the sessions are listed.
+   */
+  onUnreadable?: (session: UnreadableSession, workDir: string) => void;
 }
 
 /** How long a listing of the stored sessions serves `welcome` (see `storedSessions`). */
@@ -78,6 +88,8 @@ export class ServerSessions implements RuntimeSource {
   /** Every session id known to exist, so that a new session never takes an old one's id. */
   private readonly knownIds = new Set<string>();
   private readonly counters = new Map<string, number>();
+  /** What `onUnreadable` was told, by workspace and session: each is told once. */
+  private readonly toldUnreadable = new Map<string, string>();
   private stored: { at: number; value: Promise<Map<string, WelcomeSession>> } | undefined;
   private closed = false;
 
@@ -193,7 +205,7 @@ export class ServerSessions implements RuntimeSource {
       const sessions = new Map<string, WelcomeSession>();
       for (const root of this.options.workspaces) {
         const workDir = path.resolve(root);
-        const summaries = await this.options.factory.listSessions(workDir).catch(() => []);
+        const summaries = await this.listStored(workDir).catch(() => []);
         for (const summary of summaries) {
           sessions.set(keyOf(summary.id, workDir), {
             session_id: summary.id,
@@ -212,9 +224,25 @@ export class ServerSessions implements RuntimeSource {
   /** Learns the ids of the sessions stored in the workspaces (before `newSessionId`). */
   async init(): Promise<void> {
     for (const root of this.options.workspaces) {
-      const summaries = await this.options.factory.listSessions(path.resolve(root));
+      const summaries = await this.listStored(path.resolve(root));
       for (const summary of summaries) this.knownIds.add(summary.id);
     }
+  }
+
+  /**
+   * The sessions stored in a workspace. One that cannot be read is not listed, but its id is
+   * known (a new session must not land on it), and `onUnreadable` is told of it.
+   */
+  private listStored(workDir: string) {
+    return this.options.factory.listSessions(workDir, {
+      onUnreadable: (session) => {
+        this.knownIds.add(session.id);
+        const key = keyOf(session.id, workDir);
+        if (this.toldUnreadable.get(key) === session.reason) return;
+        this.toldUnreadable.set(key, session.reason);
+        this.options.onUnreadable?.(session, workDir);
+      },
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -119,6 +119,25 @@ describe('the claw-server command line (CH-12)', () => {
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
+  });
+
+  it('says on stderr which stored session it cannot read, instead of leaving it out unseen', async () => {
+    const cwd = await folder();
+    const workDir = await folder();
+    const damaged = path.join(workDir, '.claw', 'sessions', 'broken.jsonl');
+    await mkdir(path.dirname(damaged), { recursive: true });
+    await writeFile(damaged, 'scribbled over\n');
+    const portFile = path.join(cwd, 'ports.json');
+    const server = new ServerProcess(
+      ['--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile],
+      { env: serverEnv({ OPENAI_API_KEY: 'test', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }), cwd },
+    );
+    await server.ports(portFile);
+    server.signal('SIGTERM');
+    expect(await server.exited).toBe(0);
+    expect(server.stderr).toContain(
+      `claw-server: a stored session cannot be read and is not listed: The session file ${damaged} is corrupt at line 1`,
+    );
   });
 
   it('SIGTERM during a running tool: server_stopping, the task canceled after the grace with paired history, exit 0, no process left', async () => {

@@ -1,3 +1,6 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WorkspaceSessions } from '@claw/runtime';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   GateTool,
@@ -7,6 +10,7 @@ import {
   gateCall,
   openSession,
   startServer,
+  workspace,
 } from './helpers.js';
 
 afterEach(cleanUp);
@@ -26,6 +30,33 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
     // Every session event is numbered in order, without gaps.
     const seqs = client.events.flatMap((event) => ('seq' in event && 'at' in event ? [event.seq] : []));
     expect(seqs).toEqual(seqs.map((_, index) => index + 1));
+  });
+
+  it('a stored session it cannot read keeps its id from new sessions, and the operator is told once', async () => {
+    const workDir = await workspace();
+    const folder = join(workDir, '.claw', 'sessions');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'tcp-channel-session-1.jsonl'), 'scribbled over\n');
+    const told: Array<[string, string, string]> = [];
+    const { address } = await startServer({
+      steps: [{ text: 'a fresh session' }],
+      factory: { sessions: new WorkspaceSessions() },
+      server: {
+        workspaces: [workDir],
+        onUnreadableSession: (session, dir) => told.push([session.id, dir, session.reason]),
+      },
+    });
+    const { client, sessionId } = await openSession('tcp', address);
+    expect(sessionId).toBe('tcp-channel-session-2');
+    client.send({ type: 'prompt', content: 'hi' });
+    expect((await client.next('task_completed')).content).toBe('a fresh session');
+    // The welcome of a later client lists the stored sessions again: the operator is not told again.
+    const later = await WsClient.connect(address.http);
+    const welcome = await later.hello();
+    expect(welcome.type === 'welcome' ? welcome.sessions.map((session) => session.session_id) : []).toEqual([sessionId]);
+    expect(told).toEqual([
+      ['tcp-channel-session-1', workDir, expect.stringContaining('tcp-channel-session-1.jsonl is corrupt at line 1')],
+    ]);
   });
 
   it('TCP and WebSocket clients share one set of sessions: welcome lists them, one opens the other\'s', async () => {
