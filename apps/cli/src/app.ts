@@ -166,8 +166,14 @@ async function runPrompt(prompt: string, context: RunContext, streams: Streams):
   if (context.settings.sandbox.isolation === 'required') await probe();
   // Otherwise the probe (two processes and a cgroup) starts once the model has first answered,
   // while it writes the rest of its answer: it does not delay the first request (PERF-2), and the
-  // first bash command waits for it (a bash call starts it if it comes first).
-  else void context.factory.firstModelReply().then(() => probe()?.catch(() => undefined));
+  // first bash command waits for it (a bash call starts it if it comes first). A first model call
+  // that failed ends the task, having run no tool: the notes would only come after its error and
+  // bury it.
+  else {
+    void context.factory.firstModelReply().then((answered) => {
+      if (answered) probe()?.catch(() => undefined);
+    });
+  }
   try {
     return await runOneShot(oneShotOptions(prompt, context, streams));
   } finally {

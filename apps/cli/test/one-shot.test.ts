@@ -61,6 +61,18 @@ describe('claw -p (CLI-5)', () => {
     expect(trace).toContain('Agent.Run');
   });
 
+  it('a model API that cannot be reached: exit 1, the error names the address, and no note follows it', async () => {
+    const gone = await FakeOpenAIServer.start({ turns: [] });
+    const baseURL = gone.baseURL;
+    await gone.close();
+    const result = await ClawProcess.run(['-p', 'hi', '--workdir', await tempDir()], { env: modelEnv(baseURL) });
+    expect(result.status).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.at(-1)).toMatch(new RegExp(`could not reach the model API at ${baseURL}: .*ECONNREFUSED`));
+    // No tool ran: how bash would run, and which calls would be refused, would only bury the error.
+    expect(result.stderr).not.toMatch(/bash isolation|approval mode is deny/);
+  });
+
   it('text output: the answer on stdout, tool activity on stderr', async () => {
     server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['All ', 'done.'] }] });
     const workDir = await tempDir();

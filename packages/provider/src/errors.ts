@@ -75,9 +75,14 @@ export function parseRetryAfter(
 /**
  * Translates anything the `openai` SDK (or `fetch` under it) throws into claw's own errors, so
  * that nothing above this package needs to know the SDK (PRV-1, PRV-2). An aborted `signal` wins
- * over whatever error the abort produced: the caller gets the signal's reason.
+ * over whatever error the abort produced: the caller gets the signal's reason. `baseURL`, the
+ * API's address, is named when it cannot be reached.
  */
-export function translateError(error: unknown, signal: AbortSignal | undefined): Error {
+export function translateError(
+  error: unknown,
+  signal: AbortSignal | undefined,
+  baseURL?: string,
+): Error {
   if (signal?.aborted === true) return abortReason(signal);
   if (error instanceof ClawError) return error;
   if (error instanceof APIUserAbortError) {
@@ -90,9 +95,12 @@ export function translateError(error: unknown, signal: AbortSignal | undefined):
     });
   }
   if (error instanceof APIConnectionError) {
-    return new NetworkError(`could not reach the model API: ${describeCause(error)}`, {
-      cause: error,
-    });
+    const where = baseURL === undefined ? '' : ` at ${baseURL}`;
+    return new NetworkError(
+      `could not reach the model API${where}: ${describeCause(error)} (is the server up, and is ` +
+      'that its address?)',
+      { cause: error },
+    );
   }
   if (error instanceof APIError) {
     if (typeof error.status === 'number') {
@@ -135,11 +143,14 @@ export function translateError(error: unknown, signal: AbortSignal | undefined):
   });
 }
 
+/** An error's message and its causes' (those that say more), joined: `a: b: c`. */
 function describeCause(error: Error): string {
-  const parts = [error.message];
+  // The SDK's "Connection error." would read "Connection error.: fetch failed".
+  const text = (message: string) => message.replace(/\.$/, '');
+  const parts = [text(error.message)];
   let cause: unknown = error.cause;
   for (let depth = 0; cause instanceof Error && depth < 4; depth += 1) {
-    if (!parts.includes(cause.message)) parts.push(cause.message);
+    if (!parts.includes(text(cause.message))) parts.push(text(cause.message));
     cause = cause.cause;
   }
   return parts.join(': ');

@@ -82,7 +82,7 @@ export class OpenAIProvider implements Provider {
         { signal: link.signal },
       );
     } catch (error) {
-      throw translateError(error, signal);
+      throw translateError(error, signal, this.client.baseURL);
     } finally {
       link.dispose();
     }
@@ -136,7 +136,7 @@ export class OpenAIProvider implements Provider {
         for (const event of assembler.push(chunk)) yield event;
       }
     } catch (error) {
-      throw translateError(error, signal);
+      throw translateError(error, signal, this.client.baseURL);
     } finally {
       link.dispose();
     }

@@ -73,7 +73,7 @@ describe('OpenAIProvider: HTTP errors become HttpError', () => {
     expect((error as Error).message).toContain('check the API key');
   });
 
-  it('an unreachable server is a NetworkError, not an HttpError', async () => {
+  it('an unreachable server is a NetworkError, not an HttpError, naming the address tried', async () => {
     const provider = await providerFor([]);
     const baseURL = server?.baseURL ?? '';
     await server?.close();
@@ -82,6 +82,10 @@ describe('OpenAIProvider: HTTP errors become HttpError', () => {
     const error = await unreachable.generate(request).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(NetworkError);
     expect(findHttpError(error)).toBeUndefined();
+    expect((error as Error).message).toMatch(
+      new RegExp(`^could not reach the model API at ${baseURL}: Connection error: fetch failed: .*ECONNREFUSED`),
+    );
+    expect((error as Error).message).toContain('(is the server up, and is that its address?)');
     void provider;
   });
 

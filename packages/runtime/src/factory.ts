@@ -179,11 +179,11 @@ export class RuntimeFactory {
 
   /**
    * Resolves once the model has first answered a call of this factory's runtimes (its first
-   * streamed event, its response, or its failure); never rejects. Work that is not needed before
-   * then, such as the isolation probe of a one-shot task, can start then and not delay the first
-   * model request (PERF-2).
+   * streamed event, its response, or its failure): true when it answered, false when that call
+   * failed. Never rejects. Work that is not needed before then, such as the isolation probe of a
+   * one-shot task, can start then and not delay the first model request (PERF-2).
    */
-  firstModelReply(): Promise<void> {
+  firstModelReply(): Promise<boolean> {
     return this.provider.replied;
   }
 

@@ -8,21 +8,24 @@ import type {
 
 /**
  * A provider that tells when its first model call has been answered (its first streamed event,
- * its response, or its failure), so that work nobody needs before then can wait for it instead
- * of delaying the first request (PERF-2). Calls go straight through to the wrapped provider; only
- * a stream started before that first answer is watched.
+ * its response, or its failure), and whether it was answered or failed, so that work nobody needs
+ * before then can wait for it instead of delaying the first request (PERF-2). Calls go straight
+ * through to the wrapped provider; only a stream started before that first answer is watched.
  */
 export class FirstReplyProvider implements Provider {
   readonly name: string;
   readonly stream?: (request: ModelRequest, options?: CallOptions) => AsyncIterable<StreamEvent>;
-  /** Resolves once a call has been answered; never rejects. */
-  readonly replied: Promise<void>;
+  /**
+   * Resolves once a call has been answered: true with an event or a response, false when it
+   * failed first. Never rejects.
+   */
+  readonly replied: Promise<boolean>;
   private hasReplied = false;
-  private markReplied: () => void = () => undefined;
+  private markReplied: (answered: boolean) => void = () => undefined;
 
   constructor(private readonly provider: Provider) {
     this.name = provider.name;
-    this.replied = new Promise<void>((resolve) => {
+    this.replied = new Promise<boolean>((resolve) => {
       this.markReplied = resolve;
     });
     const stream = provider.stream?.bind(provider);
@@ -33,27 +36,32 @@ export class FirstReplyProvider implements Provider {
   }
 
   async generate(request: ModelRequest, options?: CallOptions): Promise<ModelResponse> {
+    let answered = false;
     try {
-      return await this.provider.generate(request, options);
+      const response = await this.provider.generate(request, options);
+      answered = true;
+      return response;
     } finally {
-      this.reply();
+      this.reply(answered);
     }
   }
 
   private async *watch(events: AsyncIterable<StreamEvent>): AsyncIterable<StreamEvent> {
+    let answered = false;
     try {
       for await (const event of events) {
-        this.reply();
+        this.reply(true);
         yield event;
       }
+      answered = true;
     } finally {
-      this.reply();
+      this.reply(answered);
     }
   }
 
-  private reply(): void {
+  private reply(answered: boolean): void {
     if (this.hasReplied) return;
     this.hasReplied = true;
-    this.markReplied();
+    this.markReplied(answered);
   }
 }

@@ -35,8 +35,8 @@ describe('FirstReplyProvider', () => {
       new ScriptedProvider([{ text: 'one', delayMs: 1 }, { text: 'two' }], { sleep: held.sleep }),
     );
     let replied = false;
-    void provider.replied.then(() => {
-      replied = true;
+    void provider.replied.then((answered) => {
+      replied = answered;
     });
     const first = collect(provider.stream!(request));
     await expect.poll(held.asked).toBe(true);
@@ -49,19 +49,22 @@ describe('FirstReplyProvider', () => {
     expect(second[0]).toEqual({ type: 'text_delta', delta: 'two' });
   });
 
-  it('tells when the first call fails, streamed or not', async () => {
+  it('tells when the first call fails, streamed or not, and that it failed', async () => {
     const failing = new FirstReplyProvider(
-      new ScriptedProvider([{ error: new Error('refused') }]),
+      new ScriptedProvider([{ error: new Error('refused') }, { text: 'later' }]),
     );
     await expect(collect(failing.stream!(request))).rejects.toThrow('refused');
-    await failing.replied;
+    expect(await failing.replied).toBe(false);
+    // What it tells is the first call's: a later answer does not change it.
+    await collect(failing.stream!(request));
+    expect(await failing.replied).toBe(false);
 
     const generating = new FirstReplyProvider(
       new ScriptedProvider([{ error: new Error('down') }], { streaming: false }),
     );
     expect(generating.stream).toBeUndefined();
     await expect(generating.generate(request)).rejects.toThrow('down');
-    await generating.replied;
+    expect(await generating.replied).toBe(false);
   });
 
   it('tells once a generate call has answered', async () => {
@@ -70,8 +73,8 @@ describe('FirstReplyProvider', () => {
       new ScriptedProvider([{ text: 'done', delayMs: 1 }], { streaming: false, sleep: held.sleep }),
     );
     let replied = false;
-    void provider.replied.then(() => {
-      replied = true;
+    void provider.replied.then((answered) => {
+      replied = answered;
     });
     const answer = provider.generate(request);
     await expect.poll(held.asked).toBe(true);
