@@ -100,6 +100,14 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     state: z.enum(sessionRunStates),
   }),
   z.object({
+    type: z.literal('model_retry'),
+    ...taskFields,
+    attempt: z.number().int().positive(),
+    attempts: z.number().int().positive(),
+    delay_ms: z.number().nonnegative(),
+    error: z.string(),
+  }),
+  z.object({
     type: z.literal('usage'),
     ...taskFields,
     call: wireUsage,

@@ -80,6 +80,18 @@ export type SessionEventBody =
     by: string;
   }
   | { type: 'state'; state: SessionRunState; task_id?: string }
+  /**
+   * A model call failed and is tried again after `delay_ms`: attempt `attempt` (from 1) of
+   * `attempts` failed with `error`.
+   */
+  | {
+    type: 'model_retry';
+    task_id: string;
+    attempt: number;
+    attempts: number;
+    delay_ms: number;
+    error: string;
+  }
   | {
     type: 'usage';
     task_id: string;

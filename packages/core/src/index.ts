@@ -63,10 +63,17 @@ export type {
   FinishReason,
   ModelRequest,
   ModelResponse,
+  ModelRetry,
   Provider,
   StreamEvent,
 } from './provider.js';
-export type { Reporter, ToolProgressReport, ToolResultReport, UsageReport } from './reporter.js';
+export type {
+  ModelRetryReport,
+  Reporter,
+  ToolProgressReport,
+  ToolResultReport,
+  UsageReport,
+} from './reporter.js';
 export {
   approvalDecisions,
   approvalModes,

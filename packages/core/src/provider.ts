@@ -36,6 +36,23 @@ export type StreamEvent =
 export interface CallOptions {
   /** Aborting ends the call at once; the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * A provider that tries a failed call again tells this before it waits, so that the caller can
+   * say so: a model that fails or stalls is otherwise silence for as long as the attempts take.
+   */
+  onRetry?: (retry: ModelRetry) => void;
+}
+
+/** A failed attempt of a model call that is tried again (`CallOptions.onRetry`). */
+export interface ModelRetry {
+  /** The attempt that failed, counting from 1; the next one is `attempt + 1`. */
+  attempt: number;
+  /** Attempts in all, the first one included. */
+  attempts: number;
+  /** How long the provider waits before the next attempt, in milliseconds. */
+  delayMs: number;
+  /** Why the attempt failed. */
+  error: unknown;
 }
 
 /**

@@ -16,6 +16,18 @@ export interface ToolProgressReport extends ToolProgress {
   toolName: string;
 }
 
+/** What the reporter is told when a model call failed and is tried again. */
+export interface ModelRetryReport {
+  /** The attempt that failed, counting from 1; the next one is `attempt + 1`. */
+  attempt: number;
+  /** Attempts in all, the first one included. */
+  attempts: number;
+  /** How long until the next attempt, in milliseconds. */
+  delayMs: number;
+  /** Why the attempt failed: the error's message. */
+  reason: string;
+}
+
 /** Tokens and money after one model call, and what the budgets have left (BUD-*). */
 export interface UsageReport {
   /** This model call. */
@@ -59,6 +71,11 @@ export interface Reporter {
    * the run does not wait for it, and unlike the other callbacks its failure is ignored.
    */
   onToolProgress?(report: ToolProgressReport): void | Promise<void>;
+  /**
+   * A model call failed and is tried again after `delayMs`. Informational, as tool progress is:
+   * the run does not wait for it, and its failure is ignored.
+   */
+  onModelRetry?(report: ModelRetryReport): void | Promise<void>;
   /** Every message appended to the history, in order. */
   onMessage?(message: Message): void | Promise<void>;
   /** After each model call that reported usage. */

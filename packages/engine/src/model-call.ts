@@ -2,9 +2,11 @@ import {
   AbortRace,
   ClawError,
   abortReason,
+  errorMessage,
   throwIfAborted,
   type ModelRequest,
   type ModelResponse,
+  type ModelRetry,
   type Provider,
 } from '@claw/core';
 import type { SafeReporter } from './safe-reporter.js';
@@ -40,14 +42,23 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
     firstOutput = true;
     options.onFirstOutput();
   };
+  // A provider that retries says so: the reporter hears of each retry (a failing or stalled
+  // model is otherwise silence for as long as the attempts take).
+  const onRetry = (retry: ModelRetry): void =>
+    reporter.modelRetry({
+      attempt: retry.attempt,
+      attempts: retry.attempts,
+      delayMs: retry.delayMs,
+      reason: errorMessage(retry.error),
+    });
   const stream = provider.stream?.bind(provider);
   if (stream === undefined) {
-    const response = await provider.generate(request, { signal });
+    const response = await provider.generate(request, { signal, onRetry });
     markOutput();
     return response;
   }
   const pump = new StreamPump({
-    open: (streamSignal) => stream(request, { signal: streamSignal }),
+    open: (streamSignal) => stream(request, { signal: streamSignal, onRetry }),
     signal,
     onEvent: markOutput,
   });

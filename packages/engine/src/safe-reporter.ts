@@ -1,6 +1,7 @@
 import {
   ClawError,
   type Message,
+  type ModelRetryReport,
   type Reporter,
   type ToolCall,
   type ToolProgressReport,
@@ -53,6 +54,11 @@ export class SafeReporter {
    */
   toolProgress(report: ToolProgressReport): void {
     this.call('onToolProgress', () => this.reporter.onToolProgress?.(report)).catch(() => undefined);
+  }
+
+  /** A model call is tried again: like progress, not awaited, and a failure is ignored. */
+  modelRetry(report: ModelRetryReport): void {
+    this.call('onModelRetry', () => this.reporter.onModelRetry?.(report)).catch(() => undefined);
   }
 
   message(message: Message): Promise<void> {

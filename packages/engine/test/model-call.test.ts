@@ -7,7 +7,7 @@ import {
   type Provider,
   type StreamEvent,
 } from '@claw/core';
-import { PartialResponseError, RetryingProvider } from '@claw/provider';
+import { HttpError, PartialResponseError, RetryingProvider } from '@claw/provider';
 import { AllowAllGate, ScriptedProvider } from '@claw/testing';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -323,5 +323,39 @@ describe('the model call timers never count the reporter\'s time (RT-3, PRV-5)',
     }
     const thinking = exporter.getFinishedSpans().filter((span) => span.name === spanNames.thinking);
     expect(thinking.map((span) => span.attributes[spanAttributes.ttfbMs])).toEqual([120, 70]);
+  });
+});
+
+describe('a model call that is tried again is reported', () => {
+  it.each([true, false])('streaming %s: the reporter hears each retry with its reason, and the run goes on', async (streaming) => {
+    const inner = new ScriptedProvider(
+      [{ error: new HttpError('overloaded', { status: 503 }) }, { text: 'fine now' }],
+      { streaming },
+    );
+    const retries: unknown[] = [];
+    const provider = new RetryingProvider(inner, { backoffMs: 1, callTimeoutMs: 0, firstTokenTimeoutMs: 0 });
+    const result = await new Engine({ provider, gate: new AllowAllGate() }).run('hi', {
+      session: newSession(),
+      reporter: { onModelRetry: (report) => void retries.push(report) },
+    });
+    expect(result).toMatchObject({ status: 'completed', finalText: 'fine now' });
+    expect(retries).toEqual([{ attempt: 1, attempts: 3, delayMs: 1, reason: 'overloaded' }]);
+  });
+
+  it('a reporter that fails on a retry does not stop the run', async () => {
+    const inner = new ScriptedProvider([{ error: new HttpError('busy', { status: 429 }) }, { text: 'done' }]);
+    const provider = new RetryingProvider(inner, { backoffMs: 1, callTimeoutMs: 0, firstTokenTimeoutMs: 0 });
+    let told = 0;
+    const result = await new Engine({ provider, gate: new AllowAllGate() }).run('hi', {
+      session: newSession(),
+      reporter: {
+        onModelRetry: () => {
+          told += 1;
+          throw new Error('the screen is gone');
+        },
+      },
+    });
+    expect(told).toBe(1);
+    expect(result).toMatchObject({ status: 'completed', finalText: 'done' });
   });
 });

@@ -151,7 +151,7 @@ export class RetryingProvider implements Provider {
       } finally {
         scope.close();
       }
-      await this.beforeRetry('generate', attempt, failure, signal);
+      await this.beforeRetry('generate', attempt, failure, options);
     }
   }
 
@@ -164,7 +164,7 @@ export class RetryingProvider implements Provider {
       throwIfAborted(signal);
       const outcome = yield* this.streamAttempt(request, signal);
       if (outcome.type === 'completed') return;
-      await this.beforeRetry('stream', attempt, outcome.error, signal);
+      await this.beforeRetry('stream', attempt, outcome.error, options);
     }
   }
 
@@ -232,20 +232,23 @@ export class RetryingProvider implements Provider {
 
   /**
    * Decides what follows a failed attempt: throws when the call is over (aborted, not retryable,
-   * no attempts left), otherwise reports the retry and waits out the backoff.
+   * no attempts left), otherwise reports the retry (to `onRetry`, then to the call's own) and
+   * waits out the backoff.
    */
   private async beforeRetry(
     mode: RetryInfo['mode'],
     attempt: number,
     failure: unknown,
-    signal: AbortSignal | undefined,
+    options: CallOptions,
   ): Promise<void> {
+    const { signal } = options;
     if (signal?.aborted === true) throw abortReason(signal);
     if (attempt >= this.attempts || classifyError(failure, { signal }) !== 'retryable') {
       throw failure;
     }
     const delayMs = this.delayAfter(attempt, failure);
     this.onRetry?.({ mode, attempt, delayMs, error: failure });
+    options.onRetry?.({ attempt, attempts: this.attempts, delayMs, error: failure });
     try {
       await raceAbort(this.sleep(delayMs, signal), signal);
     } catch (error) {

@@ -26,6 +26,17 @@ describe('RetryingProvider.generate: what is retried (PRV-3)', () => {
     expect((retries[0]?.error as { status?: number }).status).toBe(429);
   });
 
+  it('tells the call\'s own onRetry too, and not of the last failure, which the call rejects with', async () => {
+    const inner = new ScriptedProvider([{ error: http(500) }, { error: http(502) }, { error: http(503) }]);
+    const provider = new RetryingProvider(inner, { sleep: recordingSleep().sleep });
+    const told: Array<[number, number, number]> = [];
+    const rejection = await provider
+      .generate(request, { onRetry: ({ attempt, attempts, delayMs }) => told.push([attempt, attempts, delayMs]) })
+      .catch((error: unknown) => error);
+    expect((rejection as { status?: number }).status).toBe(503);
+    expect(told).toEqual([[1, 3, 200], [2, 3, 400]]);
+  });
+
   it('401 → 1 call, the HttpError as it is, no wait', async () => {
     const unauthorized = http(401);
     const inner = new ScriptedProvider([{ error: unauthorized }, { text: 'never' }]);

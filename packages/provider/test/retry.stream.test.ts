@@ -34,6 +34,27 @@ describe('RetryingProvider.stream: retries before anything was forwarded (PRV-3,
     expect(delays).toEqual([200, 400]);
   });
 
+  it('tells the call\'s own onRetry of each retry, with the attempts in all, before it waits', async () => {
+    const inner = new ScriptedProvider([
+      { error: http(503) },
+      { error: http(429) },
+      { text: 'at last' },
+    ]);
+    const { sleep, delays } = recordingSleep();
+    const provider = new RetryingProvider(inner, { sleep, ...noTimers });
+    const told: Array<Record<string, unknown>> = [];
+    const events = provider.stream!(request, {
+      onRetry: ({ attempt, attempts, delayMs, error }) => {
+        told.push({ attempt, attempts, delayMs, status: findHttpError(error)?.status, waitsBefore: delays.length });
+      },
+    });
+    expect(textOf((await drain(events)).events)).toBe('at last');
+    expect(told).toEqual([
+      { attempt: 1, attempts: 3, delayMs: 200, status: 503, waitsBefore: 0 },
+      { attempt: 2, attempts: 3, delayMs: 400, status: 429, waitsBefore: 1 },
+    ]);
+  });
+
   it('text, then 429 → not retried; a PartialResponseError with the 429 reachable through cause', async () => {
     const inner = new ScriptedProvider([
       { textChunks: ['Hel', 'lo', '!'], error: http(429), failAfterEvents: 1 },

@@ -85,6 +85,18 @@ export function createTaskReporter(
     },
     // Progress is not a session event (it is not kept); the library user's reporter hears it.
     onToolProgress: (report) => user?.onToolProgress?.(report),
+    // A retry is: the task's record says the model failed and was asked again.
+    onModelRetry: (report) => {
+      log.append({
+        type: 'model_retry',
+        task_id: taskId,
+        attempt: report.attempt,
+        attempts: report.attempts,
+        delay_ms: report.delayMs,
+        error: report.reason,
+      });
+      return user?.onModelRetry?.(report);
+    },
     onMessage: (message) => {
       if (message.role === 'tool') result(message.toolCallId, message.content, message.isError === true);
       return user?.onMessage?.(message);

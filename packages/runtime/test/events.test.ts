@@ -1,4 +1,4 @@
-import { RetryingProvider } from '@claw/provider';
+import { HttpError, RetryingProvider } from '@claw/provider';
 import { ScriptedProvider } from '@claw/testing';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,6 +48,29 @@ describe('sequenced run events (RT-3)', () => {
     expect(seen.at(-1)).toMatchObject({ type: 'task_completed', content: 'Hello' });
     // After the end, the session is idle again.
     expect(await take(events, 1)).toMatchObject([{ type: 'state', state: 'idle', seq: seen.length + 1 }]);
+  });
+
+  it('records a retried model call as a model_retry event of the task, in order, and the library user\'s reporter hears it', async () => {
+    const workDir = await tempWorkspace();
+    const scripted = new ScriptedProvider([{ error: new HttpError('model API returned HTTP 503', { status: 503 }) }, { text: 'back' }]);
+    const provider = new RetryingProvider(scripted, { backoffMs: 1 });
+    const { factory } = scriptedFactory([], { provider });
+    const heard: number[] = [];
+    const runtime = await factory.createRuntime({
+      workDir,
+      reporter: { onModelRetry: (report) => void heard.push(report.attempt) },
+    });
+    const events = runtime.events({ after: 0 });
+    const task = runtime.start('hi');
+    const seen = await until(events, isTaskEnd);
+    await task.wait();
+    expect(seen.map((event) => event.type)).toEqual([
+      'task_started', 'state', 'thinking', 'model_retry', 'text_delta', 'usage', 'text_completed', 'task_completed',
+    ]);
+    expect(seen[3]).toMatchObject({
+      type: 'model_retry', task_id: task.id, attempt: 1, attempts: 3, delay_ms: 1, error: 'model API returned HTTP 503',
+    });
+    expect(heard).toEqual([1]);
   });
 
   it('replays exactly the events after a cursor taken mid-task, then the live ones', async () => {

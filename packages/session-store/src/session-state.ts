@@ -76,12 +76,20 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'task_failed':
       return undefined;
     case 'thinking':
+    case 'model_retry':
     case 'text_delta':
     case 'text_completed':
     case 'tool_call':
     case 'tool_result':
     case 'usage':
       return open;
+    default: {
+      // Every type is named above: a new one fails to compile here instead of closing the task.
+      // One written by a newer claw (read from its file) leaves the task as it is.
+      const newer: never = event;
+      void newer;
+      return open;
+    }
   }
 }
 

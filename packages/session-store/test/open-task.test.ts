@@ -58,6 +58,11 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
     expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'awaiting_approval', approvals: [asked] });
     session.appendEvent({ type: 'approval_resolved', task_id: 't1', request_id: 'r1', decision: 'deny', by: 'x' });
     expect(session.openTask()?.approvals).toEqual([]);
+    // A retried model call, and an event type of a newer claw, leave the task open as it was.
+    const before = session.openTask();
+    session.appendEvent({ type: 'model_retry', task_id: 't1', attempt: 1, attempts: 3, delay_ms: 200, error: 'HTTP 503' });
+    session.appendEvent({ type: 'from_a_newer_claw', task_id: 't1' } as never);
+    expect(session.openTask()).toEqual(before);
     session.appendEvent({ type: 'task_completed', task_id: 't1', content: 'done' });
     expect(session.openTask()).toBeUndefined();
     await lease.release();
