@@ -1,5 +1,5 @@
 import type { Reporter } from '@claw/core';
-import { describeToolCall, summarizeToolResult } from './format.js';
+import { describeModelRetry, describeToolCall, summarizeToolResult } from './format.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 
@@ -14,8 +14,9 @@ export interface TextReporterOptions {
 /**
  * The terminal's reporter (CLI-4): the answer streams as it arrives; each tool call is one line
  * (`▸ write_file notes.txt`) and its result another (`✓ wrote 12 bytes…` / `✗ permission
- * denied…`). Every callback resolves once the text was written and fails when it cannot be, which
- * stops the run.
+ * denied…`); a model call tried again says why and when (`↻ model call failed, trying again in
+ * 0.2 s (attempt 2 of 3): …`). Every callback resolves once the text was written and fails when
+ * it cannot be, which stops the run.
  */
 export function createTextReporter(options: TextReporterOptions): Reporter {
   const { answer, activity, style } = options;
@@ -35,6 +36,10 @@ export function createTextReporter(options: TextReporterOptions): Reporter {
       const mark = result.isError ? style.red('✗') : style.green('✓');
       const summary = summarizeToolResult(result);
       await activity.line(`  ${mark} ${result.isError ? summary : style.dim(summary)}`);
+    },
+    onModelRetry: async (retry) => {
+      await beforeActivity();
+      await activity.line(style.yellow(`↻ ${describeModelRetry(retry)}`));
     },
   };
 }

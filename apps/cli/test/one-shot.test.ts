@@ -73,6 +73,34 @@ describe('claw -p (CLI-5)', () => {
     expect(result.stderr).not.toMatch(/bash isolation|approval mode is deny/);
   });
 
+  it('a model call that fails and is tried again says so, in text on stderr and as an event in stream-json', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { fault: { type: 'status', status: 503 } },
+        { text: 'Back again.' },
+        { fault: { type: 'status', status: 503 } },
+        { text: 'Back again.' },
+      ],
+    });
+    const text = await ClawProcess.run(['-p', 'hi', '--workdir', await tempDir()], { env: modelEnv(server.baseURL) });
+    expect(text.status, text.stderr).toBe(0);
+    expect(text.stdout).toBe('Back again.\n');
+    expect(text.stderr).toMatch(/↻ model call failed, trying again in 0\.2 s \(attempt 2 of 3\): model API returned HTTP 503: /);
+
+    const json = await ClawProcess.run(['-p', 'hi', '--workdir', await tempDir(), '--output', 'stream-json'], {
+      env: modelEnv(server.baseURL),
+    });
+    expect(json.status, json.stderr).toBe(0);
+    const events = parseEvents(json.stdout);
+    expect(events.map((event) => event.type).slice(3, 6)).toEqual(['thinking', 'model_retry', 'text_delta']);
+    expect(events.find((event) => event.type === 'model_retry')).toMatchObject({
+      attempt: 1,
+      attempts: 3,
+      delay_ms: 200,
+      error: expect.stringContaining('model API returned HTTP 503') as unknown,
+    });
+  });
+
   it('text output: the answer on stdout, tool activity on stderr', async () => {
     server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['All ', 'done.'] }] });
     const workDir = await tempDir();

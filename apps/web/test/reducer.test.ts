@@ -472,6 +472,23 @@ describe('task ends', () => {
     expect(view(state, 's1')).toMatchObject({ lastEnd: 'canceled', streamingKey: undefined });
   });
 
+  it('a retried model call is a warning notice that ends the bubble; the answer after it starts another', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'x');
+    state = receive(
+      state,
+      s1.event('thinking', { turn: 1 }),
+      s1.event('model_retry', { attempt: 1, attempts: 3, delay_ms: 200, error: 'model API returned HTTP 503' }),
+      s1.event('text_delta', { content: 'back' }),
+    );
+    expect(shown(view(state, 's1').items)).toEqual([
+      'user(sent): x',
+      'notice(warning): Model call failed, trying again in 0.2 s (attempt 2 of 3): model API returned HTTP 503',
+      'assistant…: back',
+    ]);
+    expect(view(state, 's1').runState).toBe('running');
+  });
+
   it('a failed task is an error notice', () => {
     const s1 = new SessionScript('s1');
     let state = prompted(withFreshSession('s1'), s1, 'x');

@@ -99,6 +99,7 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
     case 'approval_request':
     case 'approval_resolved':
     case 'state':
+    case 'model_retry':
     case 'usage':
     case 'task_completed':
     case 'task_canceled':

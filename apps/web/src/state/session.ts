@@ -63,6 +63,8 @@ export function applySessionEvent(
       }));
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
+    case 'model_retry':
+      return push(endStream(next), { kind: 'notice', key, tone: 'warning', text: retryText(event) });
     case 'usage':
       return {
         ...next,
@@ -82,6 +84,13 @@ export function applySessionEvent(
     case 'task_failed':
       return endTask(next, 'failed', `Task failed: ${event.error} (${event.code})`, key);
   }
+}
+
+/** A model call tried again: why it failed, when and how often it is tried again. */
+function retryText(event: ServerEventOf<'model_retry'>): string {
+  const wait = `${(event.delay_ms / 1000).toFixed(1)} s`;
+  return `Model call failed, trying again in ${wait} (attempt ${event.attempt + 1} of ` +
+    `${event.attempts}): ${event.error}`;
 }
 
 function push(view: SessionView, item: TranscriptItem): SessionView {

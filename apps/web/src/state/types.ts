@@ -56,7 +56,7 @@ export interface ApprovalItem {
 export interface NoticeItem {
   kind: 'notice';
   key: string;
-  tone: 'info' | 'error';
+  tone: 'info' | 'warning' | 'error';
   text: string;
 }
 
