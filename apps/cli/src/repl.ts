@@ -15,10 +15,10 @@ import type { Style } from './style.js';
 export const replPrompt = 'claw> ';
 
 export const replHelp = `Commands:
-  /help    this help
-  /clear   forget the conversation so far (token totals and budgets are kept)
-  /sessions  list this workspace's sessions and their last activity (resume one with --session)
-  /exit    quit (Ctrl-D too); a running task is canceled first
+  /help       this help
+  /clear      forget the conversation so far (token totals and budgets are kept)
+  /sessions   list this workspace's sessions and their last activity (resume one with --session)
+  /exit       quit (Ctrl-D too); a running task is canceled first
 Anything else starts a task. While it runs:
   y / a / n   answer an approval question: allow once, allow for this session, deny
   Ctrl-C      cancel the task (and its question); Ctrl-C when idle quits`;

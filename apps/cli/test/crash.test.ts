@@ -87,7 +87,7 @@ describe('piped REPL input', () => {
     });
     expect(result.status, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\* default +last active .*, 0 messages, 0 tokens\nclaw> \nCommands:/);
-    expect(result.stdout).toContain('/sessions  list this workspace');
+    expect(result.stdout).toContain('/sessions   list this workspace');
   });
 
   it('/sessions names a session file it cannot read, as claw sessions does', async () => {
