@@ -17,23 +17,26 @@ export interface FileGrantStoreOptions {
  * Session grants kept in `<workDir>/.claw/grants.json` (APR-3), a JSON object with a `version`
  * and the `grants`, audit fields included (APR-4).
  *
- * The file is read on first use. Every change writes the whole file to a temporary file in the
- * same folder, flushes it to disk and renames it over the old one, so a crash never leaves half a
- * file. All operations run one at a time, so concurrent `put`s are all kept. Use one instance per
- * workspace in a process (the runtime factory keeps one per real workspace folder while it is
- * used): two instances on the same file would each write their own view of it.
+ * The file is the only copy: every operation reads it afresh, and every change is made to what
+ * the file holds then, so that several processes working in one workspace (a `claw` in each of
+ * two sessions, a `claw-server` beside them) keep each other's grants instead of writing back a
+ * view read earlier. Every change writes the whole file to a temporary file in the same folder,
+ * flushes it to disk and renames it over the old one, so a crash never leaves half a file. In a
+ * process, all operations of one instance run one at a time, so concurrent `put`s are all kept.
+ * Between processes there is no lock: two changes whose read and rename overlap (within about a
+ * millisecond of each other) can still lose the first. A session's grants are written only by
+ * the process that has the session (RT-5), and a lost grant is asked for again, never widened.
  *
  * Every method may throw a `GrantStoreError`: `grant_store_read_failed` when the file cannot be
- * read, `grant_store_corrupt` when it is not a grant file (it is then never overwritten; each
- * call reads it again, so a repaired file is picked up), `grant_store_write_failed` when a change
- * cannot be written (the change is then undone in memory too).
+ * read, `grant_store_corrupt` when it is not a grant file (it is then never overwritten; a
+ * repaired file is picked up by the next call), `grant_store_write_failed` when a change cannot be
+ * written (the file then holds what it held).
  */
 export class FileGrantStore implements GrantStore {
   /** The grant file. */
   readonly file: string;
   private readonly fileSystem: ApprovalFileSystem;
   private readonly queue = new SerialQueue();
-  private grants: Map<string, Grant> | undefined;
 
   constructor(options: FileGrantStoreOptions) {
     this.file = nodePath.join(nodePath.resolve(options.workDir), '.claw', 'grants.json');
@@ -46,8 +49,7 @@ export class FileGrantStore implements GrantStore {
    */
   get(key: string, now: Date = new Date()): Promise<Grant | undefined> {
     return this.queue.run(async () => {
-      const grants = await this.load();
-      const grant = grants.get(key);
+      const grant = (await this.read()).get(key);
       if (grant === undefined) return undefined;
       if (isGrantExpired(grant, now)) {
         await this.change('remove an expired grant', (next) => next.delete(key));
@@ -59,31 +61,23 @@ export class FileGrantStore implements GrantStore {
 
   /** Adds the grant (replacing one with the same key) and writes the file. */
   put(grant: Grant): Promise<void> {
-    return this.queue.run(async () => {
-      await this.load();
-      await this.change('save a grant', (next) => next.set(grant.key, { ...grant }));
-    });
+    return this.queue.run(() =>
+      this.change('save a grant', (next) => next.set(grant.key, { ...grant })),
+    );
   }
 
   /** Removes the grant with this key and writes the file; nothing is written when there is none. */
   delete(key: string): Promise<void> {
-    return this.queue.run(async () => {
-      const grants = await this.load();
-      if (!grants.has(key)) return;
-      await this.change('remove a grant', (next) => next.delete(key));
-    });
+    return this.queue.run(() => this.change('remove a grant', (next) => next.delete(key)));
   }
 
   /** Every grant in the file, expired ones included. */
   list(): Promise<Grant[]> {
-    return this.queue.run(async () => {
-      const grants = await this.load();
-      return [...grants.values()].map((grant) => ({ ...grant }));
-    });
+    return this.queue.run(async () => [...(await this.read()).values()]);
   }
 
-  private async load(): Promise<Map<string, Grant>> {
-    if (this.grants !== undefined) return this.grants;
+  /** The grants the file holds now (none without a file). */
+  private async read(): Promise<Map<string, Grant>> {
     let text: string;
     try {
       text = await this.fileSystem.readFile(this.file, 'utf8');
@@ -97,17 +91,19 @@ export class FileGrantStore implements GrantStore {
       }
       text = '';
     }
-    this.grants = parseGrantFile(text, this.file);
-    return this.grants;
+    return parseGrantFile(text, this.file);
   }
 
   /**
-   * Applies `mutate` to a copy, writes the copy, and only then makes it current: when the write
-   * fails, memory still matches the file.
+   * Applies `mutate` to what the file holds now and writes the result; writes nothing when
+   * `mutate` changed nothing (it returns false, as `Map.delete` of a missing key does).
    */
-  private async change(action: string, mutate: (next: Map<string, Grant>) => void): Promise<void> {
-    const next = new Map(this.grants);
-    mutate(next);
+  private async change(
+    action: string,
+    mutate: (next: Map<string, Grant>) => unknown,
+  ): Promise<void> {
+    const next = await this.read();
+    if (mutate(next) === false) return;
     try {
       await this.writeAtomically(serializeGrantFile(next.values()));
     } catch (error) {
@@ -117,7 +113,6 @@ export class FileGrantStore implements GrantStore {
         { code: 'grant_store_write_failed', file: this.file, cause: error },
       );
     }
-    this.grants = next;
   }
 
   private async writeAtomically(text: string): Promise<void> {

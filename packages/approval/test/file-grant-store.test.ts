@@ -15,14 +15,14 @@ afterEach(removeTempDirs);
 
 function grant(digest: string, overrides: Partial<Grant> = {}): Grant {
   const parts = { sessionId: 'session-1', workDir: '/workspace', toolName: 'bash', digest };
-  return {
+  const made = {
     ...parts,
-    key: grantKey(parts),
     requestId: `request-${digest}`,
-    decision: 'allow_session',
+    decision: 'allow_session' as const,
     approvedAt: '2030-01-01T00:00:00.000Z',
     ...overrides,
   };
+  return { ...made, key: grantKey(made) };
 }
 
 const grantsFile = (workDir: string): string => nodePath.join(workDir, '.claw', 'grants.json');
@@ -102,6 +102,29 @@ describe('FileGrantStore (APR-3)', () => {
     const reloaded = await new FileGrantStore({ workDir }).list();
     expect(reloaded.map((each) => each.digest)).toEqual(grants.map((each) => each.digest));
     expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['grants.json']);
+  });
+
+  it('two stores on one workspace (two processes) keep each other\'s grants and see each other\'s changes', async () => {
+    const workDir = await tempDir();
+    const first = new FileGrantStore({ workDir });
+    const second = new FileGrantStore({ workDir });
+    const one = grant('one', { sessionId: 'session-1' });
+    const two = grant('two', { sessionId: 'session-2' });
+    // Each has read the (empty) file before the other writes.
+    expect(await first.list()).toEqual([]);
+    expect(await second.list()).toEqual([]);
+
+    await first.put(one);
+    await second.put(two);
+    expect((await fileContent(workDir)).grants).toEqual([one, two]);
+    expect(await first.get(two.key)).toEqual(two);
+
+    // A grant removed by one is gone for the other, and not written back by its next change.
+    await second.delete(one.key);
+    expect(await first.get(one.key)).toBeUndefined();
+    const three = grant('three');
+    await first.put(three);
+    expect((await fileContent(workDir)).grants).toEqual([two, three]);
   });
 
   it('writes a temporary file in the same folder, flushes it, then renames it over the file', async () => {
@@ -196,16 +219,19 @@ describe('FileGrantStore (APR-3)', () => {
     expect(await store.get(kept.key)).toEqual(kept);
   });
 
-  it('fails a write on the real file system when a folder sits where the file goes', async () => {
+  it('fails on the real file system when a folder sits where the file goes, and changes nothing', async () => {
     const workDir = await tempDir();
     const store = new FileGrantStore({ workDir });
     expect(await store.list()).toEqual([]);
     await mkdir(grantsFile(workDir), { recursive: true });
 
+    // The file is read before every change: the folder is found there.
     const error = await caught(store.put(grant('a')));
-    expect(error.code).toBe('grant_store_write_failed');
-    expect(await store.list()).toEqual([]);
+    expect(error.code).toBe('grant_store_read_failed');
+    expect(error.message).toContain(grantsFile(workDir));
+    expect(error.message).toContain('EISDIR');
     expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['grants.json']);
+    expect(await readdir(grantsFile(workDir))).toEqual([]);
   });
 
   it('refuses a file that is not JSON, names it, and never overwrites it', async () => {
