@@ -59,25 +59,51 @@ export interface BashOutcome {
   stderr: string;
 }
 
-const bashPattern =
-  /^(?<status>[^\n]*)\n--- stdout(?<noOut> \(empty\))? ---\n?(?<stdout>[\s\S]*?)\n?--- stderr(?<noErr> \(empty\))? ---\n?(?<stderr>[\s\S]*)$/;
+/** The status line and the stdout section's heading. */
+const bashHead = /^(?<status>[^\n]*)\n--- stdout(?<noOut> \(empty\))? ---(?:\n|$)/;
+const emptyStderr = '--- stderr (empty) ---';
+const stderrHeading = '--- stderr ---';
 
 /**
  * Reads bash's result text: `exit code: N`, then `--- stdout ---` and `--- stderr ---` sections
  * (`(empty)` when there was nothing). Undefined when the text has another shape (a denial).
+ *
+ * The sections are not escaped, so a command may print a heading line itself. An empty stderr
+ * ends the text, which settles it; otherwise the last stderr heading is taken (output that prints
+ * one is more often stdout, which comes first).
  */
 export function parseBashResult(text: string): BashOutcome | undefined {
-  const match = bashPattern.exec(text);
-  const groups = match?.groups;
-  if (groups === undefined) return undefined;
+  const head = bashHead.exec(text);
+  const groups = head?.groups;
+  if (head === null || groups === undefined) return undefined;
   const status = groups.status ?? '';
+  const noStdout = groups.noOut !== undefined;
+  const rest = text.slice(head[0].length);
+  const sections = splitStderr(rest, noStdout);
+  if (sections === undefined) return undefined;
   const code = /^exit code: (-?\d+)$/.exec(status)?.[1];
   return {
     status,
     ...(code === undefined ? {} : { exitCode: Number(code) }),
-    stdout: groups.noOut === undefined ? (groups.stdout ?? '') : '',
-    stderr: groups.noErr === undefined ? (groups.stderr ?? '') : '',
+    stdout: noStdout ? '' : sections.stdout,
+    stderr: sections.stderr,
   };
+}
+
+/** What follows the stdout heading, as stdout and stderr; undefined without a stderr heading. */
+function splitStderr(
+  rest: string,
+  noStdout: boolean,
+): { stdout: string; stderr: string } | undefined {
+  if (rest === emptyStderr) return { stdout: '', stderr: '' };
+  if (!noStdout && rest.endsWith(`\n${emptyStderr}`)) {
+    return { stdout: rest.slice(0, -emptyStderr.length - 1), stderr: '' };
+  }
+  const heading = `${stderrHeading}\n`;
+  // Without stdout, stderr's heading comes first; after stdout, after a line break.
+  const at = noStdout ? (rest.startsWith(heading) ? 0 : -1) : rest.lastIndexOf(`\n${heading}`) + 1;
+  if (at < 0 || (at === 0 && !noStdout)) return undefined;
+  return { stdout: rest.slice(0, Math.max(0, at - 1)), stderr: rest.slice(at + heading.length) };
 }
 
 /** A short label for a call: its path or command. */

@@ -62,6 +62,28 @@ describe("bash's result (WEB-2: command, exit code and output)", () => {
     });
   });
 
+  it('takes a heading line the command printed itself as output, not as the start of stderr', () => {
+    expect(parseBashResult('exit code: 0\n--- stdout ---\nbefore\n--- stderr ---\nafter\n--- stderr (empty) ---')).toEqual({
+      status: 'exit code: 0',
+      exitCode: 0,
+      stdout: 'before\n--- stderr ---\nafter',
+      stderr: '',
+    });
+    expect(parseBashResult('exit code: 1\n--- stdout ---\na\n--- stderr ---\nb\n--- stderr ---\nboom')).toEqual({
+      status: 'exit code: 1',
+      exitCode: 1,
+      stdout: 'a\n--- stderr ---\nb',
+      stderr: 'boom',
+    });
+    expect(parseBashResult('exit code: 0\n--- stdout (empty) ---\n--- stderr (empty) ---')).toEqual({
+      status: 'exit code: 0',
+      exitCode: 0,
+      stdout: '',
+      stderr: '',
+    });
+    expect(parseBashResult('exit code: 0\n--- stdout ---\nno stderr heading at all')).toBeUndefined();
+  });
+
   it('reads an empty section as empty', () => {
     expect(parseBashResult('exit code: 3\n--- stdout ---\npartial\n--- stderr (empty) ---')).toEqual({
       status: 'exit code: 3',
