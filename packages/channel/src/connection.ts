@@ -33,6 +33,13 @@ export interface WelcomeSession {
   updated_at: string;
 }
 
+/** A stored session `welcome` names apart: it cannot be read, so it is not in `sessions`. */
+export interface UnreadableWelcomeSession {
+  session_id: string;
+  /** What is wrong and what to do, as the store says it. */
+  reason: string;
+}
+
 export interface ChannelConnectionOptions {
   runtimes: RuntimeSource;
   writer: ChannelWriter;
@@ -46,6 +53,8 @@ export interface ChannelConnectionOptions {
   helloTimeoutMs?: number;
   /** The sessions `welcome` lists. */
   sessions?: () => Promise<WelcomeSession[]>;
+  /** The stored sessions that cannot be read, which `welcome` names (when there are any). */
+  unreadableSessions?: () => Promise<UnreadableWelcomeSession[]>;
   /** What `welcome` says the server is. */
   server?: { name: string; version: string };
   /** Ids for sessions a client opens without naming one. Default: `<name>-session-N`. */
@@ -325,11 +334,13 @@ export class ChannelConnection {
     }
     clearTimeout(this.helloTimer);
     this.authenticated = true;
+    const unreadable = (await this.options.unreadableSessions?.()) ?? [];
     this.send({
       type: 'welcome',
       protocol: protocolVersion,
       server: this.options.server ?? { name: 'claw', version: '0.0.0' },
       sessions: (await this.options.sessions?.()) ?? [],
+      ...(unreadable.length === 0 ? {} : { unreadable_sessions: unreadable }),
     });
   }
 

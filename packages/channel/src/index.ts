@@ -36,6 +36,7 @@ export {
   type OpenOptions,
   type OpenResult,
   type RuntimeSource,
+  type UnreadableWelcomeSession,
   type WelcomeSession,
 } from './connection.js';
 export { allowedWorkDir } from './workspaces.js';

@@ -178,6 +178,10 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
         updated_at: z.string(),
       }),
     ),
+    /** Stored sessions that cannot be read (damaged), left out of `sessions`; absent: none. */
+    unreadable_sessions: z
+      .array(z.object({ session_id: z.string(), reason: z.string() }))
+      .optional(),
   }),
   z.object({
     type: z.literal('session_opened'),

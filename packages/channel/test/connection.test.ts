@@ -218,6 +218,16 @@ describe('hello and the token (CH-8)', () => {
     expect(await client.next('error')).toMatchObject({ code: 'hello_repeated' });
   });
 
+  it('names the stored sessions that cannot be read in welcome, apart from the sessions', async () => {
+    const workDir = await workspace();
+    const unreadableSessions = async () => [{ session_id: 'broken', reason: 'the session file is corrupt at line 1' }];
+    const client = new TestClient({ runtimes: factoryWith([]), workspaces: [workDir], token: 'secret', unreadableSessions });
+    await client.send({ type: 'hello', token: 'secret', protocol: 1 });
+    const welcome = await client.next('welcome');
+    // The schema the events are parsed with here knows the field.
+    expect(welcome).toMatchObject({ sessions: [], unreadable_sessions: await unreadableSessions() });
+  });
+
   it.each([
     ['a wrong token', { type: 'hello', token: 'guess', protocol: 1 }],
     ['anything before hello', { type: 'open' }],
