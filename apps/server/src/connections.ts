@@ -102,6 +102,7 @@ export class ConnectionHub {
       token: this.options.token,
       helloTimeoutMs: limits.helloTimeoutMs,
       sessions: () => sessions.welcome(),
+      unreadableSessions: () => sessions.unreadableSessions(),
       server: this.options.server,
       newSessionId: () => sessions.newSessionId(
         `${kind}-channel-session${instanceTag === undefined ? '' : `-${instanceTag}`}`,

@@ -12,6 +12,8 @@ export interface HttpRoutesOptions {
   ready: () => boolean;
   /** The sessions the authenticated `GET /api/sessions` lists (as `welcome` does). */
   sessions: () => Promise<unknown[]>;
+  /** The stored sessions that cannot be read, which it names apart (as `welcome` does). */
+  unreadableSessions?: () => Promise<unknown[]>;
   /** The web console's built files (`index.html` and its assets); none: `/` says so. */
   consoleDir: string | undefined;
   /** claw as an A2A agent: the public card, and the token-protected `/a2a` endpoints. */
@@ -94,7 +96,12 @@ async function api(
   if (path === '/api/sessions') {
     const method = request.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
-    return sendJson(response, 200, { sessions: await options.sessions() });
+    const unreadable = (await options.unreadableSessions?.()) ?? [];
+    return sendJson(response, 200, {
+      sessions: await options.sessions(),
+      // As in `welcome`: only when there are any.
+      ...(unreadable.length === 0 ? {} : { unreadable_sessions: unreadable }),
+    });
   }
   return sendError(response, 404, 'not_found', `no API endpoint ${path}; there is GET /api/sessions`);
 }

@@ -116,6 +116,7 @@ export class ClawServer {
         policy,
         ready: () => this.address !== undefined && this.stopping === undefined,
         sessions: () => this.sessions.welcome(),
+        unreadableSessions: () => this.sessions.unreadableSessions(),
         consoleDir: options.consoleDir,
         a2a: new A2aEndpoints({
           sessions: this.sessions,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
-import type { RuntimeSource, WelcomeSession } from '@claw/channel';
+import type { RuntimeSource, UnreadableWelcomeSession, WelcomeSession } from '@claw/channel';
 import { abortReason } from '@claw/core';
 import {
   RemoteRuntime,
@@ -91,6 +91,8 @@ export class ServerSessions implements RuntimeSource {
   /** What `onUnreadable` was told, by workspace and session: each is told once. */
   private readonly toldUnreadable = new Map<string, string>();
   private stored: { at: number; value: Promise<Map<string, WelcomeSession>> } | undefined;
+  /** The stored sessions the last listing could not read, by workspace and session. */
+  private unreadable = new Map<string, UnreadableWelcomeSession>();
   private closed = false;
 
   constructor(options: ServerSessionsOptions) {
@@ -203,9 +205,15 @@ export class ServerSessions implements RuntimeSource {
     if (this.stored !== undefined && now - this.stored.at < storedTtlMs) return this.stored.value;
     const value = (async () => {
       const sessions = new Map<string, WelcomeSession>();
+      const unreadable = new Map<string, UnreadableWelcomeSession>();
       for (const root of this.options.workspaces) {
         const workDir = path.resolve(root);
-        const summaries = await this.listStored(workDir).catch(() => []);
+        const summaries = await this.listStored(workDir, (session) => {
+          unreadable.set(keyOf(session.id, workDir), {
+            session_id: session.id,
+            reason: session.reason,
+          });
+        }).catch(() => []);
         for (const summary of summaries) {
           sessions.set(keyOf(summary.id, workDir), {
             session_id: summary.id,
@@ -215,10 +223,20 @@ export class ServerSessions implements RuntimeSource {
           });
         }
       }
+      this.unreadable = unreadable;
       return sessions;
     })();
     this.stored = { at: now, value };
     return value;
+  }
+
+  /**
+   * The stored sessions that cannot be read (damaged), which `welcome` names apart: as of the
+   * listing that serves `welcome` (read at most once per `storedTtlMs`).
+   */
+  async unreadableSessions(): Promise<UnreadableWelcomeSession[]> {
+    await this.storedSessions();
+    return [...this.unreadable.values()];
   }
 
   /** Learns the ids of the sessions stored in the workspaces (before `newSessionId`). */
@@ -233,9 +251,10 @@ export class ServerSessions implements RuntimeSource {
    * The sessions stored in a workspace. One that cannot be read is not listed, but its id is
    * known (a new session must not land on it), and `onUnreadable` is told of it.
    */
-  private listStored(workDir: string) {
+  private listStored(workDir: string, onUnreadable?: (session: UnreadableSession) => void) {
     return this.options.factory.listSessions(workDir, {
       onUnreadable: (session) => {
+        onUnreadable?.(session);
         this.knownIds.add(session.id);
         const key = keyOf(session.id, workDir);
         if (this.toldUnreadable.get(key) === session.reason) return;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FakeOpenAIServer, type FakeTurn } from '@claw/testing/node';
@@ -62,6 +62,9 @@ beforeAll(async () => {
   model = await FakeOpenAIServer.start({ turns: (body) => reply(body) });
   const workDir = await folder();
   await writeFile(path.join(workDir, 'README.md'), '# console test\n');
+  // A stored session the server cannot read: the list names it apart, with why.
+  await mkdir(path.join(workDir, '.claw', 'sessions'), { recursive: true });
+  await writeFile(path.join(workDir, '.claw', 'sessions', 'damaged-one.jsonl'), 'scribbled over\n');
   const portFile = path.join(await folder(), 'ports.json');
   server = new ServerProcess(
     ['--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile, '--shutdown-grace-ms', '0'],
@@ -166,6 +169,17 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     const list = page.getByRole('list', { name: 'Sessions' });
     await expect.poll(() => list.getByRole('listitem').filter({ hasText: first }).textContent()).toContain('idle');
     await page.screenshot({ path: await screenshotPath('two-sessions') });
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('names a stored session the server cannot read below the list, with why, apart from the sessions', async () => {
+    const page = await openConsole();
+    await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('connected');
+    const unreadable = page.getByRole('region', { name: 'Sessions that cannot be read' });
+    await expect.poll(() => unreadable.textContent()).toContain('damaged-one');
+    expect(await unreadable.textContent()).toContain('damaged-one.jsonl is corrupt at line 1');
+    expect(await page.getByRole('list', { name: 'Sessions' }).textContent()).not.toContain('damaged-one');
+    await page.screenshot({ path: await screenshotPath('unreadable-session') });
     expect(pageErrors(page)).toEqual([]);
   });
 

@@ -10,6 +10,7 @@ import {
   gateCall,
   openSession,
   startServer,
+  token,
   workspace,
 } from './helpers.js';
 
@@ -50,13 +51,20 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
     expect(sessionId).toBe('tcp-channel-session-2');
     client.send({ type: 'prompt', content: 'hi' });
     expect((await client.next('task_completed')).content).toBe('a fresh session');
-    // The welcome of a later client lists the stored sessions again: the operator is not told again.
+    // The welcome of a later client lists the stored sessions again, and names the damaged one
+    // apart, with why; the operator is not told again.
     const later = await WsClient.connect(address.http);
     const welcome = await later.hello();
     expect(welcome.type === 'welcome' ? welcome.sessions.map((session) => session.session_id) : []).toEqual([sessionId]);
-    expect(told).toEqual([
-      ['tcp-channel-session-1', workDir, expect.stringContaining('tcp-channel-session-1.jsonl is corrupt at line 1')],
-    ]);
+    const reason = expect.stringContaining('tcp-channel-session-1.jsonl is corrupt at line 1') as unknown;
+    expect(welcome).toMatchObject({ unreadable_sessions: [{ session_id: 'tcp-channel-session-1', reason }] });
+    expect(told).toEqual([['tcp-channel-session-1', workDir, reason]]);
+    // So does the listing the console reads between welcomes.
+    const listed = await fetch(`http://127.0.0.1:${address.http}/api/sessions`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(await listed.json()).toMatchObject({
+      sessions: [{ session_id: sessionId }],
+      unreadable_sessions: [{ session_id: 'tcp-channel-session-1', reason }],
+    });
   });
 
   it('TCP and WebSocket clients share one set of sessions: welcome lists them, one opens the other\'s', async () => {

@@ -132,8 +132,8 @@ export class ConsoleController {
   private async refreshListing(): Promise<void> {
     if (this.token === undefined || this.state.connection !== 'connected') return;
     if (typeof document !== 'undefined' && document.visibilityState === 'hidden') return;
-    const sessions = await fetchListing(this.token);
-    if (sessions !== undefined) this.dispatch({ type: 'listing', sessions });
+    const listing = await fetchListing(this.token);
+    if (listing !== undefined) this.dispatch({ type: 'listing', ...listing });
   }
 
   private dispatch(action: Action): void {

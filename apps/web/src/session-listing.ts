@@ -2,8 +2,15 @@
 // Bearer header), so the list shows the live state of sessions the page has not opened.
 import type { ServerEventOf } from '@claw/channel/protocol';
 import { z } from 'zod';
+import type { UnreadableSessions } from './state/types.js';
 
 export type ListedSessions = ServerEventOf<'welcome'>['sessions'];
+
+/** What `GET /api/sessions` answers: the sessions, and the stored ones that cannot be read. */
+export interface Listing {
+  sessions: ListedSessions;
+  unreadable: UnreadableSessions;
+}
 
 const listingSchema = z.object({
   sessions: z.array(
@@ -14,13 +21,16 @@ const listingSchema = z.object({
       updated_at: z.string(),
     }),
   ),
+  unreadable_sessions: z
+    .array(z.object({ session_id: z.string().min(1), reason: z.string() }))
+    .optional(),
 });
 
 /** The listing, or undefined when it could not be had (the socket stays the source of truth). */
 export async function fetchListing(
   token: string,
   fetcher: typeof fetch = fetch,
-): Promise<ListedSessions | undefined> {
+): Promise<Listing | undefined> {
   try {
     const response = await fetcher('/api/sessions', {
       headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
@@ -28,7 +38,8 @@ export async function fetchListing(
     });
     if (!response.ok) return undefined;
     const parsed = listingSchema.safeParse(await response.json());
-    return parsed.success ? parsed.data.sessions : undefined;
+    if (!parsed.success) return undefined;
+    return { sessions: parsed.data.sessions, unreadable: parsed.data.unreadable_sessions ?? [] };
   } catch {
     return undefined;
   }

@@ -377,7 +377,11 @@ describe('welcome after a reconnect', () => {
     // s2 was being opened from the list: its history never came.
     state = reduce(state, { type: 'open_requested', sessionId: 's2' });
     // s3 is only listed.
-    state = reduce(state, { type: 'listing', sessions: [{ session_id: 's3', state: 'running', last_seq: 4, updated_at: '2025-03-01T09:00:00.000Z' }] });
+    state = reduce(state, {
+      type: 'listing',
+      sessions: [{ session_id: 's3', state: 'running', last_seq: 4, updated_at: '2025-03-01T09:00:00.000Z' }],
+      unreadable: [],
+    });
     expect(state.panels).toEqual(['s1', 's2']);
 
     state = reduce(state, { type: 'connection', status: 'reconnecting' });
@@ -487,6 +491,18 @@ describe('task ends', () => {
       'assistant…: back',
     ]);
     expect(view(state, 's1').runState).toBe('running');
+  });
+
+  it('keeps the sessions the server cannot read as welcome and each listing name them, and forgets them once gone', () => {
+    const broken = { session_id: 'broken', reason: 'The session file /w/.claw/sessions/broken.jsonl is corrupt at line 1' };
+    let state = receive(initialState(), { ...welcome(), unreadable_sessions: [broken] });
+    expect(state.unreadable).toEqual([broken]);
+    expect(state.order).not.toContain('broken');
+    state = reduce(state, { type: 'listing', sessions: [], unreadable: [] });
+    expect(state.unreadable).toEqual([]);
+    state = reduce(state, { type: 'listing', sessions: [], unreadable: [broken] });
+    expect(state.unreadable).toEqual([broken]);
+    expect(receive(state, welcome()).unreadable).toEqual([]);
   });
 
   it('a failed task is an error notice', () => {

@@ -24,6 +24,7 @@ describe('state texts (WEB-1, WEB-4)', () => {
         { session_id: 's1', state: 'idle', last_seq: 1, updated_at: '2025-03-01T09:00:00.000Z' },
         { session_id: 's2', state: 'running', last_seq: 8, updated_at: '2025-03-01T09:00:00.000Z' },
       ],
+      unreadable: [],
     });
     expect(listStateText(state.connection, view(state, 's1'))).toBe('awaiting approval');
     expect(listStateText(state.connection, view(state, 's2'))).toBe('running');
@@ -82,12 +83,18 @@ describe('the session listing (GET /api/sessions)', () => {
     const fetcher = vi.fn(async (_url: string | URL | Request, _init?: RequestInit) =>
       new Response(JSON.stringify({ sessions: [listed] }), { headers: { 'content-type': 'application/json' } }),
     );
-    expect(await fetchListing('tok', fetcher)).toEqual([listed]);
+    expect(await fetchListing('tok', fetcher)).toEqual({ sessions: [listed], unreadable: [] });
     const [url, init] = fetcher.mock.calls[0] ?? [];
     expect(url).toBe('/api/sessions');
     const headers = new Headers(init?.headers);
     expect(headers.get('authorization')).toBe('Bearer tok');
     expect(headers.get('accept')).toBe('application/json');
+  });
+
+  it('names the stored sessions the server cannot read', async () => {
+    const unreadable = [{ session_id: 'broken', reason: 'the session file is corrupt at line 1' }];
+    const body = JSON.stringify({ sessions: [listed], unreadable_sessions: unreadable });
+    expect(await fetchListing('tok', async () => new Response(body))).toEqual({ sessions: [listed], unreadable });
   });
 
   it('is undefined when refused, malformed or unreachable', async () => {

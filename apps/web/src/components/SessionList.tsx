@@ -2,7 +2,10 @@ import { listStateText } from '../state/selectors.js';
 import type { ConsoleState } from '../state/types.js';
 import { useController } from './controller-context.js';
 
-/** Every session the page knows (the server's and its own), with its live state. */
+/**
+ * Every session the page knows (the server's and its own), with its live state; below them, the
+ * stored sessions the server cannot read, with why (they cannot be opened).
+ */
 export function SessionList({ state }: { state: ConsoleState }) {
   const controller = useController();
   const connected = state.connection === 'connected';
@@ -44,6 +47,19 @@ export function SessionList({ state }: { state: ConsoleState }) {
           );
         })}
       </ul>
+      {state.unreadable.length === 0 ? null : (
+        <section className="unreadable" aria-label="Sessions that cannot be read">
+          <h3 className="sidebar-title">Cannot be read</h3>
+          <ul role="list" className="session-list">
+            {state.unreadable.map((session) => (
+              <li key={session.session_id} className="session-item unreadable-item">
+                <span className="session-id">{session.session_id}</span>
+                <span className="unreadable-reason">{session.reason}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
     </nav>
   );
 }

@@ -20,6 +20,7 @@ export function initialState(restored: SessionView[] = []): ConsoleState {
     panels: ids.filter((id) => sessions[id]?.status !== 'closed'),
     pendingNew: 0,
     localCounter: 0,
+    unreadable: [],
   };
 }
 
@@ -63,7 +64,7 @@ export function reduce(state: ConsoleState, action: Action): ConsoleState {
         })),
       );
     case 'listing':
-      return applyListing(state, action.sessions);
+      return { ...applyListing(state, action.sessions), unreadable: action.unreadable };
     case 'dismiss_notice':
       return { ...state, notice: undefined };
   }
@@ -74,6 +75,7 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
     case 'welcome':
       return {
         ...applyListing(state, event.sessions),
+        unreadable: event.unreadable_sessions ?? [],
         server: event.server,
         connection: 'connected',
         connectionDetail: undefined,

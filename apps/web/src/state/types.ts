@@ -9,6 +9,8 @@ export type ConnectionStatus =
   | 'disconnected';
 
 export type RunState = ServerEventOf<'state'>['state'];
+/** Stored sessions the server cannot read, as `welcome` and the listing name them. */
+export type UnreadableSessions = NonNullable<ServerEventOf<'welcome'>['unreadable_sessions']>;
 export type Decision = ServerEventOf<'approval_resolved'>['decision'];
 export type Risk = ServerEventOf<'approval_request'>['risk'];
 export type TaskEnd = 'completed' | 'canceled' | 'failed';
@@ -124,6 +126,8 @@ export interface ConsoleState {
   notice?: string;
   /** Counter for keys of local items. */
   localCounter: number;
+  /** Stored sessions the server cannot read (damaged), named apart from the list, with why. */
+  unreadable: UnreadableSessions;
 }
 
 export type Action =
@@ -134,5 +138,9 @@ export type Action =
   | { type: 'close_requested'; sessionId: string }
   | { type: 'prompt_sent'; sessionId: string; content: string }
   | { type: 'approval_answered'; sessionId: string; requestId: string; decision: Decision }
-  | { type: 'listing'; sessions: ServerEventOf<'welcome'>['sessions'] }
+  | {
+    type: 'listing';
+    sessions: ServerEventOf<'welcome'>['sessions'];
+    unreadable: UnreadableSessions;
+  }
   | { type: 'dismiss_notice' };
