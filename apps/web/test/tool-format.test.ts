@@ -75,12 +75,6 @@ describe("bash's result (WEB-2: command, exit code and output)", () => {
       stdout: 'a\n--- stderr ---\nb',
       stderr: 'boom',
     });
-    expect(parseBashResult('exit code: 0\n--- stdout (empty) ---\n--- stderr (empty) ---')).toEqual({
-      status: 'exit code: 0',
-      exitCode: 0,
-      stdout: '',
-      stderr: '',
-    });
     expect(parseBashResult('exit code: 0\n--- stdout ---\nno stderr heading at all')).toBeUndefined();
   });
 
