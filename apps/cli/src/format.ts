@@ -1,4 +1,4 @@
-import type { ModelRetryReport, ToolCall, ToolResultReport } from '@claw/core';
+import type { ToolCall, ToolResultReport } from '@claw/core';
 
 const maxWidth = 100;
 
@@ -80,11 +80,4 @@ function oneLine(text: string): string {
 /** Cuts `text` to `width` characters, ending with … when cut. */
 export function shorten(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
-}
-
-/** A model call tried again, for a person: why it failed, when and how often it is tried again. */
-export function describeModelRetry(retry: ModelRetryReport): string {
-  const wait = `${(retry.delayMs / 1000).toFixed(1)} s`;
-  return `model call failed, trying again in ${wait} (attempt ${retry.attempt + 1} of ` +
-    `${retry.attempts}): ${retry.reason}`;
 }

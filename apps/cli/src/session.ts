@@ -4,6 +4,7 @@ import {
   describeRepair,
   sessionsFolder,
   type PersistentSession,
+  type SessionListOptions,
   type SessionSummary,
   type UnreadableSession,
 } from '@claw/session-store';
@@ -34,11 +35,19 @@ export async function sessionListing(
   workDir: string,
   current: string,
 ): Promise<string[]> {
-  const unreadable: UnreadableSession[] = [];
-  const sessions = await factory.listSessions(workDir, {
-    onUnreadable: (one) => unreadable.push(one),
-  });
+  const { sessions, unreadable } = await listing((options) =>
+    factory.listSessions(workDir, options),
+  );
   return [...sessionLines(sessions, current), ...unreadableLines(unreadable)];
+}
+
+/** What `list` gives, with the sessions it could not read beside it. */
+async function listing(
+  list: (options: SessionListOptions) => Promise<SessionSummary[]>,
+): Promise<{ sessions: SessionSummary[]; unreadable: UnreadableSession[] }> {
+  const unreadable: UnreadableSession[] = [];
+  const sessions = await list({ onUnreadable: (one) => unreadable.push(one) });
+  return { sessions, unreadable };
 }
 
 /** A line per session (`current` marked with `*`), or a line saying there is none. */
@@ -64,10 +73,8 @@ export async function runSessionList(
   const stdout = new Output(io.stdout);
   try {
     const workDir = await resolveWorkDir(command.workdir, io.cwd);
-    const unreadable: UnreadableSession[] = [];
-    const sessions = await new WorkspaceSessions().list(workDir, {
-      onUnreadable: (one) => unreadable.push(one),
-    });
+    const workspace = new WorkspaceSessions();
+    const { sessions, unreadable } = await listing((options) => workspace.list(workDir, options));
     const where = path.join(workDir, sessionsFolder);
     const lines = sessions.length === 0
       ? [`no saved sessions in ${where} yet; a task (claw, claw -p) saves its session there`]

@@ -1,5 +1,6 @@
 import type { Reporter } from '@claw/core';
-import { describeModelRetry, describeToolCall, summarizeToolResult } from './format.js';
+import { describeModelRetry } from '@claw/channel/protocol';
+import { describeToolCall, summarizeToolResult } from './format.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 
@@ -39,7 +40,9 @@ export function createTextReporter(options: TextReporterOptions): Reporter {
     },
     onModelRetry: async (retry) => {
       await beforeActivity();
-      await activity.line(style.yellow(`↻ ${describeModelRetry(retry)}`));
+      const { attempt, attempts, delayMs, reason } = retry;
+      const text = describeModelRetry({ attempt, attempts, delay_ms: delayMs, error: reason });
+      await activity.line(style.yellow(`↻ ${text}`));
     },
   };
 }

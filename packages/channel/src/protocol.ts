@@ -222,6 +222,18 @@ export type ServerEvent = SessionEvent | ConnectionEvent;
 export type ServerEventType = ServerEvent['type'];
 export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
 
+/**
+ * A `model_retry` event for people, the same in every client: when and how often the call is
+ * tried again, and why. `model call failed, trying again in 0.2 s (attempt 2 of 3): <error>`.
+ */
+export function describeModelRetry(
+  retry: Pick<ServerEventOf<'model_retry'>, 'attempt' | 'attempts' | 'delay_ms' | 'error'>,
+): string {
+  const wait = `${(retry.delay_ms / 1000).toFixed(1)} s`;
+  return `model call failed, trying again in ${wait} (attempt ${retry.attempt + 1} of ` +
+    `${retry.attempts}): ${retry.error}`;
+}
+
 /** The message of the history as it goes on the wire. */
 export function toWireMessage(message: Message): WireMessage {
   switch (message.role) {

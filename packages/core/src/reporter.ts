@@ -1,4 +1,5 @@
 import type { Message, ToolCall, Usage } from './messages.js';
+import type { ModelRetry } from './provider.js';
 import type { CostTotals } from './session.js';
 import type { ToolProgress } from './tools.js';
 
@@ -16,14 +17,8 @@ export interface ToolProgressReport extends ToolProgress {
   toolName: string;
 }
 
-/** What the reporter is told when a model call failed and is tried again. */
-export interface ModelRetryReport {
-  /** The attempt that failed, counting from 1; the next one is `attempt + 1`. */
-  attempt: number;
-  /** Attempts in all, the first one included. */
-  attempts: number;
-  /** How long until the next attempt, in milliseconds. */
-  delayMs: number;
+/** What the reporter is told when a model call failed and is tried again (`ModelRetry`). */
+export interface ModelRetryReport extends Omit<ModelRetry, 'error'> {
   /** Why the attempt failed: the error's message. */
   reason: string;
 }

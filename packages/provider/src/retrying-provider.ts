@@ -8,6 +8,7 @@ import {
   type CallOptions,
   type ModelRequest,
   type ModelResponse,
+  type ModelRetry,
   type Provider,
   type StreamEvent,
 } from '@claw/core';
@@ -16,16 +17,13 @@ import { classifyError } from './classify.js';
 import { NetworkError, findHttpError } from './errors.js';
 import { PartialResponseError } from './retry-errors.js';
 
-/** What `onRetry` is told before the provider waits and tries again. */
-export interface RetryInfo {
+/**
+ * What `onRetry` is told before the provider waits and tries again: what the call's own
+ * `CallOptions.onRetry` is told (its `error` always classified `retryable`), and the mode.
+ */
+export interface RetryInfo extends ModelRetry {
   /** Whether a `generate` or a `stream` call is being retried. */
   mode: 'generate' | 'stream';
-  /** The attempt that failed, counting from 1; the next one is `attempt + 1`. */
-  attempt: number;
-  /** How long the provider waits before the next attempt, in milliseconds. */
-  delayMs: number;
-  /** Why the attempt failed (always classified `retryable`). */
-  error: unknown;
 }
 
 export interface RetryingProviderOptions {
@@ -247,8 +245,9 @@ export class RetryingProvider implements Provider {
       throw failure;
     }
     const delayMs = this.delayAfter(attempt, failure);
-    this.onRetry?.({ mode, attempt, delayMs, error: failure });
-    options.onRetry?.({ attempt, attempts: this.attempts, delayMs, error: failure });
+    const info: RetryInfo = { mode, attempt, attempts: this.attempts, delayMs, error: failure };
+    this.onRetry?.(info);
+    options.onRetry?.(info);
     try {
       await raceAbort(this.sleep(delayMs, signal), signal);
     } catch (error) {

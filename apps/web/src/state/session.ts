@@ -1,5 +1,5 @@
 // How one session's view changes with its own events (pure).
-import type { ServerEventOf, SessionEvent } from '@claw/channel/protocol';
+import { describeModelRetry, type ServerEventOf, type SessionEvent } from '@claw/channel/protocol';
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
 import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
 
@@ -64,7 +64,12 @@ export function applySessionEvent(
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
     case 'model_retry':
-      return push(endStream(next), { kind: 'notice', key, tone: 'warning', text: retryText(event) });
+      return push(endStream(next), {
+        kind: 'notice',
+        key,
+        tone: 'warning',
+        text: sentence(describeModelRetry(event)),
+      });
     case 'usage':
       return {
         ...next,
@@ -86,11 +91,9 @@ export function applySessionEvent(
   }
 }
 
-/** A model call tried again: why it failed, when and how often it is tried again. */
-function retryText(event: ServerEventOf<'model_retry'>): string {
-  const wait = `${(event.delay_ms / 1000).toFixed(1)} s`;
-  return `Model call failed, trying again in ${wait} (attempt ${event.attempt + 1} of ` +
-    `${event.attempts}): ${event.error}`;
+/** `text` as a sentence of the transcript's notices: its first letter a capital. */
+function sentence(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function push(view: SessionView, item: TranscriptItem): SessionView {
