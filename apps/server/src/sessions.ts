@@ -36,8 +36,8 @@ export interface ServerSessionsOptions {
   relay?: { log: SessionRelay; pollMs?: number };
   /**
    * Told of a stored session in workspace `workDir` that cannot be read (damaged, or not
-   * readable): it is left out of `welcome`, and no new session takes its id. Once per session
-   * and reason, however often the sessions are listed.
+   * readable): it is left out of `welcome`, and no new session takes its id. Once, however often
+   * the sessions are listed; again only if its reason changed, or it was readable in between.
    */
   onUnreadable?: (session: UnreadableSession, workDir: string) => void;
 }
@@ -88,8 +88,6 @@ export class ServerSessions implements RuntimeSource {
   /** Every session id known to exist, so that a new session never takes an old one's id. */
   private readonly knownIds = new Set<string>();
   private readonly counters = new Map<string, number>();
-  /** What `onUnreadable` was told, by workspace and session: each is told once. */
-  private readonly toldUnreadable = new Map<string, string>();
   private stored: { at: number; value: Promise<Map<string, WelcomeSession>> } | undefined;
   /** The stored sessions the last listing could not read, by workspace and session. */
   private unreadable = new Map<string, UnreadableWelcomeSession>();
@@ -203,29 +201,7 @@ export class ServerSessions implements RuntimeSource {
   private storedSessions(): Promise<Map<string, WelcomeSession>> {
     const now = Date.now();
     if (this.stored !== undefined && now - this.stored.at < storedTtlMs) return this.stored.value;
-    const value = (async () => {
-      const sessions = new Map<string, WelcomeSession>();
-      const unreadable = new Map<string, UnreadableWelcomeSession>();
-      for (const root of this.options.workspaces) {
-        const workDir = path.resolve(root);
-        const summaries = await this.listStored(workDir, (session) => {
-          unreadable.set(keyOf(session.id, workDir), {
-            session_id: session.id,
-            reason: session.reason,
-          });
-        }).catch(() => []);
-        for (const summary of summaries) {
-          sessions.set(keyOf(summary.id, workDir), {
-            session_id: summary.id,
-            state: 'idle',
-            last_seq: summary.lastEventSeq,
-            updated_at: summary.updatedAt,
-          });
-        }
-      }
-      this.unreadable = unreadable;
-      return sessions;
-    })();
+    const value = this.readStored(true);
     this.stored = { at: now, value };
     return value;
   }
@@ -239,29 +215,57 @@ export class ServerSessions implements RuntimeSource {
     return [...this.unreadable.values()];
   }
 
-  /** Learns the ids of the sessions stored in the workspaces (before `newSessionId`). */
+  /**
+   * Learns the ids of the sessions stored in the workspaces (before `newSessionId`). The listing
+   * serves the first `welcome`s too: start-up reads every session file once, not twice.
+   *
+   * @throws what listing a workspace's sessions throws (a store that cannot be reached).
+   */
   async init(): Promise<void> {
-    for (const root of this.options.workspaces) {
-      const summaries = await this.listStored(path.resolve(root));
-      for (const summary of summaries) this.knownIds.add(summary.id);
-    }
+    const value = this.readStored(false);
+    this.stored = { at: Date.now(), value };
+    value.catch(() => {
+      if (this.stored?.value === value) this.stored = undefined;
+    });
+    await value;
   }
 
   /**
-   * The sessions stored in a workspace. One that cannot be read is not listed, but its id is
-   * known (a new session must not land on it), and `onUnreadable` is told of it.
+   * Reads the sessions stored in the workspaces. Every id becomes known, also of a session that
+   * cannot be read (a new session must not land on it); those are kept for `unreadableSessions`,
+   * and `onUnreadable` is told of each one the last listing did not name with the same reason.
+   * `tolerant`: a workspace whose sessions cannot be listed counts as having none.
    */
-  private listStored(workDir: string, onUnreadable?: (session: UnreadableSession) => void) {
-    return this.options.factory.listSessions(workDir, {
-      onUnreadable: (session) => {
-        onUnreadable?.(session);
-        this.knownIds.add(session.id);
+  private async readStored(tolerant: boolean): Promise<Map<string, WelcomeSession>> {
+    const sessions = new Map<string, WelcomeSession>();
+    const unreadable = new Map<string, UnreadableWelcomeSession>();
+    for (const root of this.options.workspaces) {
+      const workDir = path.resolve(root);
+      const found: UnreadableSession[] = [];
+      const listed = this.options.factory.listSessions(workDir, {
+        onUnreadable: (session) => found.push(session),
+      });
+      const summaries = tolerant ? await listed.catch(() => []) : await listed;
+      for (const summary of summaries) {
+        this.knownIds.add(summary.id);
+        sessions.set(keyOf(summary.id, workDir), {
+          session_id: summary.id,
+          state: 'idle',
+          last_seq: summary.lastEventSeq,
+          updated_at: summary.updatedAt,
+        });
+      }
+      for (const session of found) {
         const key = keyOf(session.id, workDir);
-        if (this.toldUnreadable.get(key) === session.reason) return;
-        this.toldUnreadable.set(key, session.reason);
-        this.options.onUnreadable?.(session, workDir);
-      },
-    });
+        this.knownIds.add(session.id);
+        if (this.unreadable.get(key)?.reason !== session.reason) {
+          this.options.onUnreadable?.(session, workDir);
+        }
+        unreadable.set(key, { session_id: session.id, reason: session.reason });
+      }
+    }
+    this.unreadable = unreadable;
+    return sessions;
   }
 
   /**

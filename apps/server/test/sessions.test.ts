@@ -1,7 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WorkspaceSessions } from '@claw/runtime';
-import { afterEach, describe, expect, it } from 'vitest';
+import { RuntimeFactory, WorkspaceSessions } from '@claw/runtime';
+import { plainCommandSpawner } from '@claw/sandbox';
+import { ScriptedProvider } from '@claw/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ServerSessions } from '../src/sessions.js';
 import {
   GateTool,
   TcpClient,
@@ -9,6 +12,7 @@ import {
   cleanUp,
   gateCall,
   openSession,
+  settings,
   startServer,
   token,
   workspace,
@@ -65,6 +69,49 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
       sessions: [{ session_id: sessionId }],
       unreadable_sessions: [{ session_id: 'tcp-channel-session-1', reason }],
     });
+  });
+
+  it('start-up reads the sessions once; a listing every few seconds tells the operator of a damaged session once, and again once it broke again', async () => {
+    const workDir = await workspace();
+    const damaged = join(workDir, '.claw', 'sessions', 'broken.jsonl');
+    await mkdir(join(workDir, '.claw', 'sessions'), { recursive: true });
+    await writeFile(damaged, 'scribbled over\n');
+    const factory = new RuntimeFactory({
+      settings: settings(),
+      provider: new ScriptedProvider([]),
+      spawner: plainCommandSpawner(),
+      sessions: new WorkspaceSessions(),
+    });
+    const told: string[] = [];
+    const sessions = new ServerSessions({
+      factory,
+      workspaces: [workDir],
+      idleTimeoutMs: 60_000,
+      onUnreadable: (session) => told.push(session.id),
+    });
+    const listings = vi.spyOn(factory, 'listSessions');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      await sessions.init();
+      expect((await sessions.unreadableSessions()).map((session) => session.session_id)).toEqual(['broken']);
+      // Start-up's listing serves the first welcomes: the folder was read once.
+      expect(listings).toHaveBeenCalledTimes(1);
+      // Past the listing's lifetime: each call reads the folder again.
+      vi.setSystemTime(Date.now() + 5_000);
+      expect((await sessions.unreadableSessions()).map((session) => session.session_id)).toEqual(['broken']);
+      expect(told).toEqual(['broken']);
+      await rm(damaged);
+      vi.setSystemTime(Date.now() + 5_000);
+      expect(await sessions.unreadableSessions()).toEqual([]);
+      // Damaged again later: that is news again.
+      await writeFile(damaged, 'scribbled over again\n');
+      vi.setSystemTime(Date.now() + 5_000);
+      expect((await sessions.unreadableSessions()).map((session) => session.session_id)).toEqual(['broken']);
+      expect(told).toEqual(['broken', 'broken']);
+    } finally {
+      vi.useRealTimers();
+      await factory.close();
+    }
   });
 
   it('TCP and WebSocket clients share one set of sessions: welcome lists them, one opens the other\'s', async () => {
