@@ -13,7 +13,7 @@ export interface HttpRoutesOptions {
   /** The sessions the authenticated `GET /api/sessions` lists (as `welcome` does). */
   sessions: () => Promise<unknown[]>;
   /** The stored sessions that cannot be read, which it names apart (as `welcome` does). */
-  unreadableSessions?: () => Promise<unknown[]>;
+  unreadableSessions: () => Promise<unknown[]>;
   /** The web console's built files (`index.html` and its assets); none: `/` says so. */
   consoleDir: string | undefined;
   /** claw as an A2A agent: the public card, and the token-protected `/a2a` endpoints. */
@@ -96,7 +96,7 @@ async function api(
   if (path === '/api/sessions') {
     const method = request.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') return notAllowed(response, 'GET');
-    const unreadable = (await options.unreadableSessions?.()) ?? [];
+    const unreadable = await options.unreadableSessions();
     return sendJson(response, 200, {
       sessions: await options.sessions(),
       // As in `welcome`: only when there are any.

@@ -648,10 +648,7 @@ export class PgSessionLog implements SessionRelay {
         read = summarize(stored.snapshot, stored.records);
       } catch (error) {
         // Records that do not fit the session: it is corrupt too.
-        cannotRead(
-          `${this.location(id)} is corrupt: ${errorMessage(error)}. claw leaves it ` +
-          'as it is.',
-        );
+        cannotRead(`${this.location(id)} is corrupt: ${errorMessage(error)}. claw leaves it as it is.`);
         continue;
       }
       if (workspace === undefined || bound !== null || read.workDir === workspace.workDir) {
