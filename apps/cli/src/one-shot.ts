@@ -112,6 +112,7 @@ async function runText(run: Run): Promise<number> {
   const onStop = (): void => task.cancel(run.stop.reason);
   run.stop.addEventListener('abort', onStop, { once: true });
   const result = await task.wait();
+  reporter.taskEnded();
   run.stop.removeEventListener('abort', onStop);
   try {
     await stdout.endLine();

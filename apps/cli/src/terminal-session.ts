@@ -43,12 +43,13 @@ export class TerminalSession {
         await output.write(approvalQuestion(prompt, style));
       },
     });
+    const reporter = createTextReporter({ answer: output, activity: output, style });
     const runtime = await options.factory.createRuntime({
       id: 'terminal',
       sessionId: options.sessionId,
       workDir: options.workDir,
       approvalHandler: approvals,
-      reporter: createTextReporter({ answer: output, activity: output, style }),
+      reporter,
     });
     for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
     const input = new LineInput({ input: options.input, echo: options.echo, prompt: replPrompt });
@@ -57,7 +58,11 @@ export class TerminalSession {
       output,
       style,
       approvals,
-      start: (prompt) => runtime.start(prompt),
+      start: (prompt) => {
+        const task = runtime.start(prompt);
+        void task.wait().finally(() => reporter.taskEnded());
+        return task;
+      },
       clear: () => runtime.session.clear(),
       listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),
     });

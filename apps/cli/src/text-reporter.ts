@@ -12,23 +12,53 @@ export interface TextReporterOptions {
   style: Style;
 }
 
+/** The terminal's reporter, and what its user tells it. */
+export interface TextReporter extends Reporter {
+  /** The task ended: no more "waiting for the model" lines for it. */
+  taskEnded(): void;
+}
+
+/**
+ * How long a model call may stay silent before a line says claw is waiting for it, and how often
+ * the line comes again while it stays silent.
+ */
+export const modelWaitNotice = { firstMs: 5_000, everyMs: 15_000 } as const;
+
 /**
  * The terminal's reporter (CLI-4): the answer streams as it arrives; each tool call is one line
  * (`▸ write_file notes.txt`) and its result another (`✓ wrote 12 bytes…` / `✗ permission
  * denied…`); a model call tried again says why and when (`↻ model call failed, trying again in
- * 0.2 s (attempt 2 of 3): …`). Every callback resolves once the text was written and fails when
- * it cannot be, which stops the run.
+ * 0.2 s (attempt 2 of 3): …`); a model call silent for 5 s says so (`… waiting for the model:
+ * 5 s so far`), and again every 15 s. Every callback but the waiting line resolves once the text
+ * was written and fails when it cannot be, which stops the run.
  */
-export function createTextReporter(options: TextReporterOptions): Reporter {
+export function createTextReporter(options: TextReporterOptions): TextReporter {
   const { answer, activity, style } = options;
   const beforeActivity = async (): Promise<void> => {
     await answer.endLine();
     if (activity !== answer) await activity.endLine();
   };
+  const wait = new ModelWait((seconds, again) => {
+    const text = `… ${again ? 'still ' : ''}waiting for the model: ${seconds} s so far`;
+    // Informational: a line that cannot be written is not worth stopping the run for.
+    beforeActivity()
+      .then(() => activity.line(style.dim(text)))
+      .catch(() => undefined);
+  });
+  /** The model answered (or the call ended): no line while the rest of the answer comes. */
+  const heard = (): void => wait.stop();
   return {
-    onTextDelta: (delta) => answer.write(delta),
-    onTextCompleted: () => answer.endLine(),
+    onThinking: () => wait.start(),
+    onTextDelta: (delta) => {
+      heard();
+      return answer.write(delta);
+    },
+    onTextCompleted: () => {
+      heard();
+      return answer.endLine();
+    },
     onToolCall: async (call) => {
+      heard();
       await beforeActivity();
       await activity.line(`${style.cyan('▸')} ${describeToolCall(call)}`);
     },
@@ -39,10 +69,48 @@ export function createTextReporter(options: TextReporterOptions): Reporter {
       await activity.line(`  ${mark} ${result.isError ? summary : style.dim(summary)}`);
     },
     onModelRetry: async (retry) => {
-      await beforeActivity();
       const { attempt, attempts, delayMs, reason } = retry;
+      // The next attempt is waited for afresh, once it starts.
+      wait.start(delayMs);
+      await beforeActivity();
       const text = describeModelRetry({ attempt, attempts, delay_ms: delayMs, error: reason });
       await activity.line(style.yellow(`↻ ${text}`));
     },
+    onMessage: heard,
+    onUsage: heard,
+    taskEnded: () => wait.stop(),
   };
+}
+
+/**
+ * The clock of one model call's silence: `show(seconds, again)` is called `firstMs` after the
+ * call starts, then every `everyMs`, until it is stopped. Its timer never keeps the process up.
+ */
+class ModelWait {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private since = 0;
+
+  constructor(private readonly show: (seconds: number, again: boolean) => void) {}
+
+  /** A model call starts now, or (a retry) after `delayMs`. */
+  start(delayMs = 0): void {
+    this.stop();
+    this.since = Date.now() + delayMs;
+    this.schedule(delayMs + modelWaitNotice.firstMs, false);
+  }
+
+  stop(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(ms: number, again: boolean): void {
+    // The global `setTimeout`, read at call time (fake timers installed later apply).
+    this.timer = setTimeout(() => {
+      this.show(Math.round((Date.now() - this.since) / 1000), again);
+      this.schedule(modelWaitNotice.everyMs, true);
+    }, ms);
+    this.timer.unref();
+  }
 }

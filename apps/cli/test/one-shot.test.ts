@@ -101,6 +101,14 @@ describe('claw -p (CLI-5)', () => {
     });
   });
 
+  it('a model that stays silent for 5 s: text output says claw is waiting for it, then the answer comes', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'Slow but here.', delayMs: 5_400 }] });
+    const result = await ClawProcess.run(['-p', 'hi', '--workdir', await tempDir()], { env: modelEnv(server.baseURL) });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toBe('Slow but here.\n');
+    expect(result.stderr.split('\n')).toContain('… waiting for the model: 5 s so far');
+  });
+
   it('text output: the answer on stdout, tool activity on stderr', async () => {
     server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['All ', 'done.'] }] });
     const workDir = await tempDir();

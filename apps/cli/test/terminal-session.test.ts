@@ -1,13 +1,26 @@
 import { PassThrough } from 'node:stream';
 import { RuntimeClosedError, RuntimeFactory, resolveSettings } from '@claw/runtime';
 import { ScriptedProvider } from '@claw/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
 import { TerminalSession } from '../src/terminal-session.js';
 import { cleanUp, eventually, tempDir } from './helpers.js';
 
-afterEach(cleanUp);
+afterEach(async () => {
+  vi.useRealTimers();
+  await cleanUp();
+});
+
+/** Lets I/O and other work go on (with fake timers on) until `check` holds, for up to 10 s. */
+async function settleUntil(check: () => boolean): Promise<void> {
+  // `performance.now()` is not faked: the deadline is real time.
+  const deadline = performance.now() + 10_000;
+  while (!check() && performance.now() < deadline) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  expect(check()).toBe(true);
+}
 
 async function openSession(provider: ScriptedProvider) {
   const workDir = await tempDir();
@@ -43,6 +56,27 @@ describe('TerminalSession (CLI-3)', () => {
     await Promise.all([session.close(), session.close()]);
     await session.close();
     expect(() => session.runtime.start('again')).toThrow(RuntimeClosedError);
+    await factory.close();
+  });
+
+  it('a model silent for 5 s: the REPL says it is waiting for it, and no more once the task is canceled', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const provider = new ScriptedProvider([{ text: 'too late', delayMs: 60_000 }]);
+    const { factory, input, session, output } = await openSession(provider);
+    const running = session.run();
+    input.write('hello\n');
+    await settleUntil(() => provider.calls.length === 1);
+    await vi.advanceTimersByTimeAsync(5_000);
+    const waiting = () => output().split('\n').filter((line) => line.includes('waiting for the model'));
+    await settleUntil(() => waiting().length === 1);
+    expect(waiting()).toEqual(['… waiting for the model: 5 s so far']);
+    session.interrupt('SIGINT');
+    await settleUntil(() => output().includes('✗ canceled'));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(waiting()).toHaveLength(1);
+    input.end();
+    expect(await running).toBe(0);
+    await session.close();
     await factory.close();
   });
 
