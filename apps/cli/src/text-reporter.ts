@@ -1,4 +1,4 @@
-import type { Reporter } from '@claw/core';
+import type { Reporter, ToolProgress } from '@claw/core';
 import { describeModelRetry } from '@claw/channel/protocol';
 import { describeToolCall, summarizeToolResult } from './format.js';
 import type { Output } from './output.js';
@@ -24,13 +24,18 @@ export interface TextReporter extends Reporter {
  */
 export const modelWaitNotice = { firstMs: 5_000, everyMs: 15_000 } as const;
 
+/** The least time between two progress lines of one tool call (a tool may report far faster). */
+export const toolProgressEveryMs = 2_000;
+
 /**
  * The terminal's reporter (CLI-4): the answer streams as it arrives; each tool call is one line
  * (`▸ write_file notes.txt`) and its result another (`✓ wrote 12 bytes…` / `✗ permission
  * denied…`); a model call tried again says why and when (`↻ model call failed, trying again in
  * 0.2 s (attempt 2 of 3): …`); a model call silent for 5 s says so (`… waiting for the model:
- * 5 s so far`), and again every 15 s. Every callback but the waiting line resolves once the text
- * was written and fails when it cannot be, which stops the run.
+ * 5 s so far`), and again every 15 s; a running tool's progress is a line (`  … bash: running for
+ * 10s; last output: "…"`), at most one per call every 2 s. Every callback resolves once its text
+ * was written and fails when it cannot be, which stops the run; the waiting and progress lines are
+ * informational: nothing waits for them, and they fail nothing.
  */
 export function createTextReporter(options: TextReporterOptions): TextReporter {
   const { answer, activity, style } = options;
@@ -47,6 +52,8 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
   });
   /** The model answered (or the call ended): no line while the rest of the answer comes. */
   const heard = (): void => wait.stop();
+  /** The running tool calls, and when each last had a progress line (0: never). */
+  const running = new Map<string, number>();
   return {
     onThinking: () => wait.start(),
     onTextDelta: (delta) => {
@@ -59,10 +66,21 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     },
     onToolCall: async (call) => {
       heard();
+      running.set(call.id, 0);
       await beforeActivity();
       await activity.line(`${style.cyan('▸')} ${describeToolCall(call)}`);
     },
+    onToolProgress: async (report) => {
+      const now = Date.now();
+      const last = running.get(report.toolCallId);
+      // A call that ended (or never was shown) has nothing to say any more.
+      if (last === undefined || now - last < toolProgressEveryMs) return;
+      running.set(report.toolCallId, now);
+      await beforeActivity();
+      await activity.line(style.dim(`  … ${report.toolName}: ${describeToolProgress(report)}`));
+    },
     onToolResult: async (result) => {
+      running.delete(result.toolCallId);
       await beforeActivity();
       const mark = result.isError ? style.red('✗') : style.green('✓');
       const summary = summarizeToolResult(result);
@@ -78,8 +96,21 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     },
     onMessage: heard,
     onUsage: heard,
-    taskEnded: () => wait.stop(),
+    taskEnded: () => {
+      wait.stop();
+      running.clear();
+    },
   };
+}
+
+/** What a tool said of its progress: `Downloading (30 of 100)`, `Downloading`, `30 of 100`. */
+export function describeToolProgress(progress: ToolProgress): string {
+  const amount = progress.total === undefined
+    ? `${progress.progress}`
+    : `${progress.progress} of ${progress.total}`;
+  const message = progress.message?.trim() ?? '';
+  if (message === '') return amount;
+  return progress.total === undefined ? message : `${message} (${amount})`;
 }
 
 /**

@@ -109,6 +109,25 @@ describe('claw -p (CLI-5)', () => {
     expect(result.stderr.split('\n')).toContain('… waiting for the model: 5 s so far');
   });
 
+  it('a bash command that runs for over 5 s: text output shows how long it has run, with its last output', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo compiling; sleep 5.6; echo finished' }) }] },
+        { text: 'Built.' },
+      ],
+    });
+    // bash runs unattended only isolated (CI installs bubblewrap).
+    const result = await ClawProcess.run(['-p', 'build it', '--workdir', await tempDir(), '--approval', 'allow'], {
+      env: modelEnv(server.baseURL),
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const lines = result.stderr.split('\n');
+    const progress = lines.findIndex((line) => /^ {2}… bash: running for 5(\.\d)?s; last output: "compiling"$/.test(line));
+    expect(progress, result.stderr).toBeGreaterThan(lines.findIndex((line) => line.startsWith('▸ bash echo compiling')));
+    expect(lines.findIndex((line) => line.startsWith('  ✓ exit code 0'))).toBeGreaterThan(progress);
+    expect(result.stdout).toBe('Built.\n');
+  });
+
   it('text output: the answer on stdout, tool activity on stderr', async () => {
     server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['All ', 'done.'] }] });
     const workDir = await tempDir();

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
-import { createTextReporter, modelWaitNotice } from '../src/text-reporter.js';
+import { createTextReporter, describeToolProgress, modelWaitNotice, toolProgressEveryMs } from '../src/text-reporter.js';
 
 /** A reporter over two collected outputs (the answer, the activity), as `claw -p` has them. */
 function reporterOverStreams() {
@@ -113,5 +113,53 @@ describe('the text reporter tells of a model that stays silent', () => {
     // The line cannot be written; that is no reason to fail (or crash) anything.
     await pass(modelWaitNotice.firstMs * 2);
     onClosed.taskEnded();
+  });
+});
+
+describe('the text reporter shows the progress of running tools', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const report = (toolCallId: string, progress: number, message?: string) => ({
+    toolCallId,
+    toolName: toolCallId.startsWith('mcp') ? 'docs__index' : 'bash',
+    progress,
+    ...(message === undefined ? {} : { message }),
+  });
+  const progressLines = (activity: string): string[] => activity.split('\n').filter((line) => line.startsWith('  … '));
+
+  it('one line per report, at most one every 2 s for each call, none after its result', async () => {
+    const { reporter, text } = reporterOverStreams();
+    await reporter.onToolCall?.({ id: 'call_1', name: 'bash', arguments: '{"command":"npm test"}' });
+    await reporter.onToolCall?.({ id: 'mcp_2', name: 'docs__index', arguments: '{}' });
+    await reporter.onToolProgress?.(report('call_1', 5_000, 'running for 5s; last output: "PASS a"'));
+    await reporter.onToolProgress?.({ ...report('mcp_2', 1), total: 4 });
+    // Too soon after the last line of each call: not shown.
+    await pass(toolProgressEveryMs - 1);
+    await reporter.onToolProgress?.(report('call_1', 6_999, 'running for 7s; last output: "PASS b"'));
+    await reporter.onToolProgress?.({ ...report('mcp_2', 2), total: 4 });
+    await pass(1);
+    await reporter.onToolProgress?.({ ...report('mcp_2', 3, 'indexing'), total: 4 });
+    await reporter.onToolResult?.({ toolCallId: 'mcp_2', toolName: 'docs__index', content: 'indexed', isError: false });
+    await reporter.onToolProgress?.({ ...report('mcp_2', 4), total: 4 });
+    expect(progressLines(text.activity)).toEqual([
+      '  … bash: running for 5s; last output: "PASS a"',
+      '  … docs__index: 1 of 4',
+      '  … docs__index: indexing (3 of 4)',
+    ]);
+    // A call never shown running has no progress to show either.
+    await reporter.onToolProgress?.(report('call_unknown', 1, 'late'));
+    expect(progressLines(text.activity)).toHaveLength(3);
+  });
+
+  it('describes progress with and without a message or a total', () => {
+    expect(describeToolProgress({ progress: 30, total: 100, message: 'Downloading' })).toBe('Downloading (30 of 100)');
+    expect(describeToolProgress({ progress: 30, message: ' Downloading ' })).toBe('Downloading');
+    expect(describeToolProgress({ progress: 30, total: 100 })).toBe('30 of 100');
+    expect(describeToolProgress({ progress: 30, message: '' })).toBe('30');
   });
 });

@@ -9,6 +9,7 @@ import {
   raceAbort,
   throwIfAborted,
   type Eventual,
+  type ToolProgress,
   type ToolResult,
 } from '@claw/core';
 import {
@@ -44,6 +45,11 @@ export interface BashToolOptions {
   fences?: boolean;
   /** After a timeout, time between SIGTERM and SIGKILL of the process group. Default 500 ms. */
   killGraceMs?: number;
+  /**
+   * How often a command still running tells the caller's `onProgress` how long it has run and
+   * the last line of its output (`progress` is the milliseconds run). Default 5,000 ms.
+   */
+  progressEveryMs?: number;
 }
 
 export const bashArguments = z.object({
@@ -74,6 +80,7 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
   const timeoutMs = options.timeoutMs ?? 30_000;
   const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
   const killGraceMs = options.killGraceMs ?? 500;
+  const progressEveryMs = options.progressEveryMs ?? 5_000;
   // defineTool types execute as ToolResult | string; these tools always return a ToolResult.
   return defineTool({
     name: 'bash',
@@ -85,10 +92,16 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
       'is cut in the middle).',
     risk: 'dangerous',
     schema: bashArguments,
-    async execute(args, { signal, workDir }): Promise<ToolResult> {
+    async execute(args, { signal, workDir, onProgress }): Promise<ToolResult> {
       throwIfAborted(signal);
       const spawner = await raceAbort(spawnerOf(), signal);
-      const settings: RunSettings = { timeoutMs, maxOutputBytes, spawner, killGraceMs };
+      const settings: RunSettings = {
+        timeoutMs,
+        maxOutputBytes,
+        spawner,
+        killGraceMs,
+        progress: onProgress === undefined ? undefined : { everyMs: progressEveryMs, onProgress },
+      };
       const reason = args.command.includes('\0')
         ? 'the command contains a NUL byte'
         : fences
@@ -110,6 +123,7 @@ interface RunSettings {
   maxOutputBytes: number;
   spawner: CommandSpawner;
   killGraceMs: number;
+  progress: { everyMs: number; onProgress: (progress: ToolProgress) => void } | undefined;
 }
 
 interface RunOutcome {
@@ -143,8 +157,15 @@ function runCommand(
     }
     const stdout = new CappedOutput(settings.maxOutputBytes);
     const stderr = new CappedOutput(settings.maxOutputBytes);
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    const latest = new LatestOutput();
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout.push(chunk);
+      latest.push(chunk);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr.push(chunk);
+      latest.push(chunk);
+    });
 
     let timedOut = false;
     let aborted = false;
@@ -186,6 +207,14 @@ function runCommand(
     }
 
     signal.addEventListener('abort', onAbort, { once: true });
+    const { progress } = settings;
+    if (progress !== undefined) {
+      const startedAt = performance.now();
+      timers.push(setInterval(() => {
+        const ranMs = performance.now() - startedAt;
+        progress.onProgress({ progress: Math.round(ranMs), message: latest.describe(ranMs) });
+      }, progress.everyMs));
+    }
     timers.push(
       setTimeout(() => {
         timedOut = true;
@@ -210,6 +239,40 @@ function runCommand(
     // The signal may have been aborted between the caller's check and the listener.
     if (signal.aborted) onAbort();
   });
+}
+
+/** Bytes of the latest output kept to find its last line. */
+const latestBytes = 1024;
+/** Characters of that line shown in a progress report. */
+const latestLineChars = 120;
+
+/**
+ * The end of a command's output, stdout and stderr as they came, for progress reports: the last
+ * line that has something on it (a line ends at `\n` or at the `\r` progress bars redraw with),
+ * without terminal escape sequences and control characters.
+ */
+class LatestOutput {
+  private tail: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer): void {
+    const end = chunk.subarray(-latestBytes);
+    this.tail = Buffer.concat([this.tail, end]).subarray(-latestBytes);
+  }
+
+  /** `running for 12s; last output: "…"`, or `running for 12s, no output yet`. */
+  describe(ranMs: number): string {
+    const ran = `running for ${formatDuration(Math.round(ranMs))}`;
+    const line = this.tail
+      .toString('utf8')
+      // eslint-disable-next-line no-control-regex -- escape sequences and control characters
+      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '')
+      .split(/[\r\n]/)
+      .map((part) => part.trim())
+      .findLast((part) => part !== '');
+    if (line === undefined) return `${ran}, no output yet`;
+    const shown = line.length > latestLineChars ? `${line.slice(0, latestLineChars - 1)}…` : line;
+    return `${ran}; last output: ${JSON.stringify(shown)}`;
+  }
 }
 
 function spawnError(error: unknown): ClawError {

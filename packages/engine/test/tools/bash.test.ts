@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ToolProgress } from '@claw/core';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { createBashTool } from '../../src/tools/index.js';
 import { exists, stillExistsAfter, waitForFile } from '../processes.js';
@@ -31,6 +32,44 @@ describe('bash', () => {
     expect(tool.definition.name).toBe('bash');
     expect(tool.definition.parameters.required).toEqual(['command']);
     expect(tool.definition.description).toContain('30s');
+  });
+
+  it('a command still running reports how long it has run and its last line of output', async () => {
+    const reports: ToolProgress[] = [];
+    const tool = createBashTool({ progressEveryMs: 50 });
+    const result = await tool.execute(
+      {
+        // Nothing, then a line, then a progress bar redrawn with \r, in colour, on stderr.
+        command: "sleep 0.4; echo 'first line'; sleep 0.4; printf 'step 1\\r\\033[32mstep 2\\033[0m' >&2; sleep 0.4",
+      },
+      { ...ws.context(), onProgress: (progress) => reports.push(progress) },
+    );
+    expect(result.isError).toBeUndefined();
+    const messages = reports.map((report) => report.message ?? '');
+    expect(messages[0]).toMatch(/^running for \d+ms, no output yet$/);
+    expect(messages).toContainEqual(expect.stringMatching(/^running for [\d.]+m?s; last output: "first line"$/));
+    expect(messages.at(-1)).toMatch(/^running for [\d.]+s; last output: "step 2"$/);
+    // progress: the milliseconds run, growing.
+    const progress = reports.map((report) => report.progress);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(progress.at(-1)).toBeGreaterThanOrEqual(800);
+    // Nothing once the command has ended.
+    const count = reports.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(reports).toHaveLength(count);
+  });
+
+  it('a progress report shows a long last line cut, and the command runs the same without a listener', async () => {
+    const reports: ToolProgress[] = [];
+    const long = 'x'.repeat(300);
+    const tool = createBashTool({ progressEveryMs: 50 });
+    await tool.execute(
+      { command: `printf '${long}'; sleep 0.3` },
+      { ...ws.context(), onProgress: (progress) => reports.push(progress) },
+    );
+    expect(reports.at(-1)?.message).toMatch(new RegExp(`last output: "${'x'.repeat(119)}…"$`));
+    const quiet = await tool.execute({ command: 'sleep 0.2; echo done' }, ws.context());
+    expect(quiet.content).toContain('done');
   });
 
   it('returns the exit code, stdout and stderr, labelled', async () => {
