@@ -18,6 +18,7 @@ import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
+import { visible } from './terminal-text.js';
 
 export { runMcpList } from './mcp.js';
 export { runSessionList } from './session.js';
@@ -82,7 +83,7 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
       // An MCP server that is skipped, drops or comes back is said on stderr, where it is seen.
       mcp: {
         onWarning: (warning) => {
-          stderr.line(errStyle.yellow(`claw: ${warning.message}`)).catch(() => undefined);
+          stderr.line(errStyle.yellow(`claw: ${visible(warning.message)}`)).catch(() => undefined);
         },
       },
     });

@@ -7,6 +7,7 @@ import {
 import type { ApprovalDecision } from '@claw/core';
 import { describeToolCall } from './format.js';
 import type { Style } from './style.js';
+import { visible } from './terminal-text.js';
 
 export interface TerminalApprovalsOptions {
   /** Puts one question to the user: called for one request at a time, the oldest waiting. */
@@ -102,7 +103,7 @@ export const approvalChoices = '[y] allow once  [a] allow for this session  [n] 
 /** The question for one call, ending with the choices (no newline: the answer follows). */
 export function approvalQuestion(prompt: ApprovalPrompt, style: Style): string {
   const call = describeToolCall({ name: prompt.toolName, arguments: prompt.arguments });
-  const reason = prompt.reason
+  const reason = visible(prompt.reason)
     .split('\n')
     .map((line) => `  ${line}`)
     .join('\n');

@@ -3,6 +3,7 @@ import { SessionLockedError } from '@claw/session-store';
 import { exitStatus } from './exit-status.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
+import { visible } from './terminal-text.js';
 
 /**
  * Says on stderr why `claw` stops and returns the exit status: 2 for a user's error (usage,
@@ -14,9 +15,9 @@ export async function reportFailure(error: unknown, stderr: Output, style: Style
       error instanceof SessionLockedError
         ? ' (claw: run with --session <name> to work in another session meanwhile)'
         : '';
-    await stderr.line(`${style.red('claw:')} ${error.message}${hint}`).catch(() => undefined);
+    await stderr.line(`${style.red('claw:')} ${visible(error.message)}${hint}`).catch(() => undefined);
     return exitStatus.usage;
   }
-  await stderr.line(`${style.red('claw:')} ${errorMessage(error)}`).catch(() => undefined);
+  await stderr.line(`${style.red('claw:')} ${visible(errorMessage(error))}`).catch(() => undefined);
   return exitStatus.failed;
 }

@@ -1,4 +1,5 @@
 import type { ToolCall, ToolResultReport } from '@claw/core';
+import { visible, visibleOutput } from './terminal-text.js';
 
 const maxWidth = 100;
 
@@ -14,7 +15,7 @@ export function describeToolCall(call: Pick<ToolCall, 'name' | 'arguments'>): st
     stringField(args, 'task') ??
     stringField(args, 'message') ??
     (Object.keys(args ?? {}).length === 0 ? '' : call.arguments);
-  return shorten(oneLine(main === '' ? call.name : `${call.name} ${main}`), maxWidth);
+  return shorten(visible(oneLine(main === '' ? call.name : `${call.name} ${main}`)), maxWidth);
 }
 
 /**
@@ -23,7 +24,7 @@ export function describeToolCall(call: Pick<ToolCall, 'name' | 'arguments'>): st
  * recovery hint (meant for the model) are left out.
  */
 export function summarizeToolResult(result: Pick<ToolResultReport, 'toolName' | 'content'>): string {
-  const content = result.content.replace(/^Error: /, '');
+  const content = visibleOutput(result.content.replace(/^Error: /, ''));
   const lines = content.split('\n');
   const first = lines[0] ?? '';
   if (result.toolName === 'bash' && /^exit code: \d+$/.test(first)) {

@@ -6,6 +6,7 @@ import { exitStatus } from './exit-status.js';
 import { reportFailure } from './failure.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
+import { visible } from './terminal-text.js';
 
 type McpServerStatus = McpListing['servers'][number];
 
@@ -53,8 +54,8 @@ export function listingText(listing: McpListing, style: Style): string {
       `  ${style.bold(server.name)} (${server.transport}): ${stateText(server, style)}` +
       (server.state === 'disabled' ? '' : `, ${count(server.tools.length, 'tool')}`),
     );
-    if (server.tools.length > 0) lines.push(`    tools: ${server.tools.join(', ')}`);
-    if (server.lastError !== undefined) lines.push(`    last error: ${server.lastError}`);
+    if (server.tools.length > 0) lines.push(`    tools: ${visible(server.tools.join(', '))}`);
+    if (server.lastError !== undefined) lines.push(`    last error: ${visible(server.lastError)}`);
   }
   return `${lines.join('\n')}\n`;
 }

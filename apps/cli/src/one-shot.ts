@@ -21,6 +21,7 @@ import { taskRunningNotice } from './repl.js';
 import { repairNotice } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
+import { visible } from './terminal-text.js';
 
 export interface OneShotOptions {
   factory: RuntimeFactory;
@@ -146,7 +147,7 @@ async function runStreamJson(run: Run): Promise<number> {
     }
   }
   const problem = 'error' in result ? result.error.message : `the output closed: ${result.closed.message}`;
-  await stderr.line(`${style.red('claw:')} ${problem}`).catch(() => undefined);
+  await stderr.line(`${style.red('claw:')} ${visible(problem)}`).catch(() => undefined);
   return 'error' in result && isUserError(result.error) ? exitStatus.usage : exitStatus.failed;
 }
 

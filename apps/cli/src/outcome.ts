@@ -1,6 +1,7 @@
 import type { RunResult } from '@claw/engine';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Style } from './style.js';
+import { visible } from './terminal-text.js';
 
 /** The exit status of a one-shot task: 0 completed, 1 failed or max turns, 130/143 canceled. */
 export function exitStatusOf(result: RunResult, stopSignal: NodeJS.Signals | undefined): number {
@@ -24,6 +25,6 @@ export function outcomeLine(result: RunResult, style: Style): string | undefined
       return style.yellow('✗ canceled');
     case 'failed':
     case 'max_turns':
-      return style.red(`✗ failed: ${result.error?.message ?? result.status}`);
+      return style.red(`✗ failed: ${visible(result.error?.message ?? result.status)}`);
   }
 }

@@ -14,6 +14,7 @@ import { exitStatus } from './exit-status.js';
 import { reportFailure } from './failure.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle } from './style.js';
+import { visible } from './terminal-text.js';
 
 /**
  * What the session repaired when it was opened (SES-7, SES-8): tool calls an interrupted earlier
@@ -24,7 +25,7 @@ export function repairNotice(session: PersistentSession): string[] {
   if (repaired.length === 0) return [];
   return [
     `the previous run of this session was interrupted; ${repaired.length} tool call(s) had no result:`,
-    ...describeRepair(repaired).map((line) => `  ${line}`),
+    ...describeRepair(repaired).map((line) => `  ${visible(line)}`),
     'the model is told the same; nothing was run again',
   ];
 }
@@ -96,5 +97,5 @@ export async function runSessionList(
  * file is said, with what is wrong and what to do, not left out unseen.
  */
 function unreadableLines(unreadable: readonly UnreadableSession[]): string[] {
-  return unreadable.map((session) => `! ${session.id} cannot be read: ${session.reason}`);
+  return unreadable.map((session) => `! ${session.id} cannot be read: ${visible(session.reason)}`);
 }

@@ -3,6 +3,7 @@ import { describeModelRetry } from '@claw/channel/protocol';
 import { describeToolCall, summarizeToolResult } from './format.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
+import { visible, visibleAnswer, visibleOutput } from './terminal-text.js';
 
 export interface TextReporterOptions {
   /** Where the model's text streams. */
@@ -58,7 +59,7 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     onThinking: () => wait.start(),
     onTextDelta: (delta) => {
       heard();
-      return answer.write(delta);
+      return answer.write(visibleAnswer(delta));
     },
     onTextCompleted: () => {
       heard();
@@ -77,7 +78,8 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       if (last === undefined || now - last < toolProgressEveryMs) return;
       running.set(report.toolCallId, now);
       await beforeActivity();
-      await activity.line(style.dim(`  … ${report.toolName}: ${describeToolProgress(report)}`));
+      const text = `  … ${report.toolName}: ${describeToolProgress(report)}`;
+      await activity.line(style.dim(visibleOutput(text)));
     },
     onToolResult: async (result) => {
       running.delete(result.toolCallId);
@@ -92,7 +94,7 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       wait.start(delayMs);
       await beforeActivity();
       const text = describeModelRetry({ attempt, attempts, delay_ms: delayMs, error: reason });
-      await activity.line(style.yellow(`↻ ${text}`));
+      await activity.line(style.yellow(`↻ ${visible(text)}`));
     },
     onMessage: heard,
     onUsage: heard,

