@@ -5,7 +5,7 @@ import {
   type ApprovalPrompt,
 } from '@claw/approval';
 import type { ApprovalDecision } from '@claw/core';
-import { describeToolCall } from './format.js';
+import { describeToolCall, parseArgumentObject } from './format.js';
 import type { Style } from './style.js';
 import { visible } from './terminal-text.js';
 
@@ -100,17 +100,89 @@ export function parseApprovalAnswer(line: string): ApprovalDecision | undefined 
 
 export const approvalChoices = '[y] allow once  [a] allow for this session  [n] deny';
 
-/** The question for one call, ending with the choices (no newline: the answer follows). */
+/**
+ * The question for one call, ending with the choices (no newline: the answer follows): the call,
+ * what it will do (the policy's reason), and what the reason leaves out that the answer depends
+ * on (`approvalDetails`).
+ */
 export function approvalQuestion(prompt: ApprovalPrompt, style: Style): string {
   const call = describeToolCall({ name: prompt.toolName, arguments: prompt.arguments });
   const reason = visible(prompt.reason)
     .split('\n')
-    .map((line) => `  ${line}`)
-    .join('\n');
+    .map((line) => `  ${line}`);
+  const details = approvalDetails(prompt).map((line) => style.dim(`    ${line}`));
   return (
     `${style.yellow('?')} ${style.bold(`approve ${call}`)} ${style.dim(`(risk: ${prompt.risk})`)}\n` +
-    `${reason}\n  ${approvalChoices} > `
+    `${[...reason, ...details].join('\n')}\n  ${approvalChoices} > `
   );
+}
+
+/** Lines of a file's content or an edit shown in a question; the rest is counted. */
+const previewLines = 20;
+/** Lines of a command shown in a question; a longer one is not shown in part. */
+const commandLines = 200;
+/** The policy's reason shows a command up to this many characters (`describeCall`). */
+const reasonShowsChars = 300;
+
+/**
+ * What the answer to an approval depends on and the policy's one-line reason leaves out (each
+ * line shown exactly, see `visible`):
+ * - `bash`: a command of several lines, or too long for the reason, in full (`$ …`). One of over
+ *   200 lines is not shown in part (its end could do anything): the lines say so.
+ * - `write_file`: the content's first 20 lines (`+ …`) and how many more there are.
+ * - `edit_file`: the text replaced (`- …`) and its replacement (`+ …`), 20 lines of each.
+ * - `spawn_subagent`: a task of several lines, or too long for the reason, 20 lines.
+ * - other tools: arguments too long for the reason, as JSON, 20 lines.
+ */
+export function approvalDetails(prompt: Pick<ApprovalPrompt, 'toolName' | 'arguments'>): string[] {
+  const args = parseArgumentObject(prompt.arguments);
+  const text = (key: string): string | undefined =>
+    typeof args?.[key] === 'string' ? args[key] : undefined;
+  switch (prompt.toolName) {
+    case 'bash': {
+      const command = text('command');
+      if (command === undefined) break;
+      if (!command.includes('\n') && command.length <= reasonShowsChars) return [];
+      const lines = command.split('\n');
+      if (lines.length > commandLines) {
+        return [
+          `the command has ${lines.length} lines (${command.length} characters), too many to show ` +
+          'here: deny it and ask for a script file you can read first',
+        ];
+      }
+      return lines.map((line) => `$ ${visible(line)}`);
+    }
+    case 'write_file': {
+      const content = text('content');
+      if (content === undefined) break;
+      if (content === '') return ['(an empty file)'];
+      return preview(content, '+ ');
+    }
+    case 'edit_file': {
+      const before = text('old_string');
+      const after = text('new_string');
+      if (before === undefined || after === undefined) break;
+      return [...preview(before, '- '), ...preview(after, '+ ')];
+    }
+    case 'spawn_subagent': {
+      const task = text('task');
+      if (task === undefined) break;
+      return task.includes('\n') || task.length > reasonShowsChars ? preview(task, '') : [];
+    }
+    default:
+      break;
+  }
+  // The reason shows short arguments whole.
+  if (args === undefined || JSON.stringify(args).length <= reasonShowsChars) return [];
+  return preview(JSON.stringify(args, null, 2), '');
+}
+
+/** The first `previewLines` lines of `text` with `mark`, then how many are not shown. */
+function preview(text: string, mark: string): string[] {
+  const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : text.split('\n');
+  const shown = lines.slice(0, previewLines).map((line) => `${mark}${visible(line)}`);
+  const rest = lines.length - shown.length;
+  return rest > 0 ? [...shown, `… ${rest} more ${rest === 1 ? 'line' : 'lines'}`] : shown;
 }
 
 /** Said when a line is not an answer to the question on screen. */

@@ -8,7 +8,7 @@ const maxWidth = 100;
  * `spawn_subagent summarise the README`; other tools show their arguments, shortened.
  */
 export function describeToolCall(call: Pick<ToolCall, 'name' | 'arguments'>): string {
-  const args = parseObject(call.arguments);
+  const args = parseArgumentObject(call.arguments);
   const main =
     stringField(args, 'path') ??
     stringField(args, 'command') ??
@@ -58,7 +58,8 @@ function firstOutputLine(lines: readonly string[]): string | undefined {
   return stderrLine;
 }
 
-function parseObject(text: string): Record<string, unknown> | undefined {
+/** The arguments of a tool call as an object, or undefined when they are not a JSON object. */
+export function parseArgumentObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -31,7 +31,7 @@ describe('the REPL over pipes (CLI-1, CLI-3)', () => {
     claw.send('write the notes');
     await claw.waitFor(question);
     expect(claw.stdout).toContain('approve write_file notes.txt');
-    expect(claw.stdout).toContain('write_file will write notes.txt');
+    expect(claw.stdout).toContain('write_file will write notes.txt\n    + v1\n');
     expect(claw.count(prompt)).toBe(1); // no prompt while the task runs
     claw.send('maybe');
     await claw.waitFor('answer y, a or n');
