@@ -185,6 +185,15 @@ function preview(text: string, mark: string): string[] {
   return rest > 0 ? [...shown, `… ${rest} more ${rest === 1 ? 'line' : 'lines'}`] : shown;
 }
 
+/**
+ * Said again after other output pushed the question on screen up: what is still asked, and the
+ * choices (no newline: the answer follows).
+ */
+export function approvalReminder(prompt: ApprovalPrompt, style: Style): string {
+  const call = describeToolCall({ name: prompt.toolName, arguments: prompt.arguments });
+  return `  ${style.yellow('still asking:')} approve ${call}? ${approvalChoices} > `;
+}
+
 /** Said when a line is not an answer to the question on screen. */
 export function approvalReask(style: Style): string {
   return `  ${style.yellow('answer y, a or n')}: ${approvalChoices} > `;

@@ -1,4 +1,4 @@
-import { UnattendedApprovals, type ApprovalHandler } from '@claw/approval';
+import { UnattendedApprovals, type ApprovalHandler, type ApprovalPrompt } from '@claw/approval';
 import { streamTask } from '@claw/channel';
 import { isUserError } from '@claw/core';
 import type { ApprovalMode, Runtime, RuntimeFactory } from '@claw/runtime';
@@ -6,6 +6,7 @@ import {
   TerminalApprovals,
   approvalQuestion,
   approvalReask,
+  approvalReminder,
   decisionText,
   parseApprovalAnswer,
   unattendedDenial,
@@ -52,6 +53,7 @@ export interface OneShotOptions {
 interface Run {
   options: OneShotOptions;
   runtime: Runtime;
+  approvals: OneShotApprovals;
   /** Aborted (with `canceled by SIGINT`…) on Ctrl-C or SIGTERM. */
   stop: AbortSignal;
   stopSignal: () => NodeJS.Signals | undefined;
@@ -92,7 +94,8 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   });
   try {
     for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
-    const run: Run = { options, runtime, stop: stop.signal, stopSignal: () => stopSignal };
+    const stopSignalOf = (): NodeJS.Signals | undefined => stopSignal;
+    const run: Run = { options, runtime, approvals, stop: stop.signal, stopSignal: stopSignalOf };
     return options.format === 'stream-json' ? await runStreamJson(run) : await runText(run);
   } finally {
     release();
@@ -108,6 +111,10 @@ async function runText(run: Run): Promise<number> {
     answer: stdout,
     activity: options.activity,
     style: options.activityStyle,
+    afterActivity: async () => {
+      const asked = run.approvals.asked();
+      if (asked !== undefined) await stderr.write(approvalReminder(asked, style));
+    },
   });
   const task = runtime.start(options.prompt, reporter);
   const onStop = (): void => task.cancel(run.stop.reason);
@@ -156,6 +163,8 @@ interface OneShotApprovals {
   /** Starts reading answers from the terminal, when questions are asked there. */
   listen(): LineInput | undefined;
   cancelAll(reason: unknown): void;
+  /** The question on the terminal waiting for its answer, if any. */
+  asked(): ApprovalPrompt | undefined;
 }
 
 /**
@@ -170,7 +179,12 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
   });
   const terminalInput = options.terminalInput;
   if (terminalInput === undefined || mode !== 'ask') {
-    return { handler: unattended, listen: () => undefined, cancelAll: () => undefined };
+    return {
+      handler: unattended,
+      listen: () => undefined,
+      cancelAll: () => undefined,
+      asked: () => undefined,
+    };
   }
   const approvals = new TerminalApprovals({
     ask: async (prompt) => {
@@ -185,6 +199,7 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
         inputEnded ? unattended.approve(prompt, signal) : approvals.approve(prompt, signal),
     },
     cancelAll: (reason) => approvals.cancelAll(reason),
+    asked: () => approvals.current,
     listen: () => {
       const input = new LineInput({ input: terminalInput, echo: options.echo, prompt: '' });
       input.onLine((line) => {

@@ -1,5 +1,5 @@
 import type { Runtime, RuntimeFactory } from '@claw/runtime';
-import { TerminalApprovals, approvalQuestion } from './approvals.js';
+import { TerminalApprovals, approvalQuestion, approvalReminder } from './approvals.js';
 import { LineInput, type InputStream } from './line-input.js';
 import type { Output, OutputStream } from './output.js';
 import { Repl, replPrompt } from './repl.js';
@@ -43,7 +43,15 @@ export class TerminalSession {
         await output.write(approvalQuestion(prompt, style));
       },
     });
-    const reporter = createTextReporter({ answer: output, activity: output, style });
+    const reporter = createTextReporter({
+      answer: output,
+      activity: output,
+      style,
+      afterActivity: async () => {
+        const asked = approvals.current;
+        if (asked !== undefined) await output.write(approvalReminder(asked, style));
+      },
+    });
     const runtime = await options.factory.createRuntime({
       id: 'terminal',
       sessionId: options.sessionId,

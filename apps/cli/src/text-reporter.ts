@@ -11,6 +11,11 @@ export interface TextReporterOptions {
   /** Where tool calls and results are shown (the same output in the REPL, stderr with -p). */
   activity: Output;
   style: Style;
+  /**
+   * Called after each line of tool activity, e.g. to say again a question on screen that the line
+   * pushed up (tool calls of one reply run side by side, and one may ask while others go on).
+   */
+  afterActivity?: () => Promise<void>;
 }
 
 /** The terminal's reporter, and what its user tells it. */
@@ -44,6 +49,12 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     await answer.endLine();
     if (activity !== answer) await activity.endLine();
   };
+  /** One line of tool activity, on a line of its own. */
+  const showActivity = async (line: string): Promise<void> => {
+    await beforeActivity();
+    await activity.line(line);
+    await options.afterActivity?.();
+  };
   const wait = new ModelWait((seconds, again) => {
     const text = `… ${again ? 'still ' : ''}waiting for the model: ${seconds} s so far`;
     // Informational: a line that cannot be written is not worth stopping the run for.
@@ -68,8 +79,7 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     onToolCall: async (call) => {
       heard();
       running.set(call.id, 0);
-      await beforeActivity();
-      await activity.line(`${style.cyan('▸')} ${describeToolCall(call)}`);
+      await showActivity(`${style.cyan('▸')} ${describeToolCall(call)}`);
     },
     onToolProgress: async (report) => {
       const now = Date.now();
@@ -77,24 +87,21 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       // A call that ended (or never was shown) has nothing to say any more.
       if (last === undefined || now - last < toolProgressEveryMs) return;
       running.set(report.toolCallId, now);
-      await beforeActivity();
       const text = `  … ${report.toolName}: ${describeToolProgress(report)}`;
-      await activity.line(style.dim(visibleOutput(text)));
+      await showActivity(style.dim(visibleOutput(text)));
     },
     onToolResult: async (result) => {
       running.delete(result.toolCallId);
-      await beforeActivity();
       const mark = result.isError ? style.red('✗') : style.green('✓');
       const summary = summarizeToolResult(result);
-      await activity.line(`  ${mark} ${result.isError ? summary : style.dim(summary)}`);
+      await showActivity(`  ${mark} ${result.isError ? summary : style.dim(summary)}`);
     },
     onModelRetry: async (retry) => {
       const { attempt, attempts, delayMs, reason } = retry;
       // The next attempt is waited for afresh, once it starts.
       wait.start(delayMs);
-      await beforeActivity();
       const text = describeModelRetry({ attempt, attempts, delay_ms: delayMs, error: reason });
-      await activity.line(style.yellow(`↻ ${visible(text)}`));
+      await showActivity(style.yellow(`↻ ${visible(text)}`));
     },
     onMessage: heard,
     onUsage: heard,

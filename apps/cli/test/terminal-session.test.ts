@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { RuntimeClosedError, RuntimeFactory, resolveSettings } from '@claw/runtime';
+import type { Tool } from '@claw/core';
 import { ScriptedProvider } from '@claw/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
@@ -22,10 +23,10 @@ async function settleUntil(check: () => boolean): Promise<void> {
   expect(check()).toBe(true);
 }
 
-async function openSession(provider: ScriptedProvider) {
+async function openSession(provider: ScriptedProvider, tools: readonly Tool[] = []) {
   const workDir = await tempDir();
   const settings = await resolveSettings({ workDir, overrides: { approval: 'ask' }, env: {} });
-  const factory = new RuntimeFactory({ settings, provider });
+  const factory = new RuntimeFactory({ settings, provider, tools });
   const input = new PassThrough();
   const stdout = new PassThrough();
   let text = '';
@@ -74,6 +75,47 @@ describe('TerminalSession (CLI-3)', () => {
     await settleUntil(() => output().includes('✗ canceled'));
     await vi.advanceTimersByTimeAsync(60_000);
     expect(waiting()).toHaveLength(1);
+    input.end();
+    expect(await running).toBe(0);
+    await session.close();
+    await factory.close();
+  });
+
+  it('a question pushed up by the lines of another call of the same reply is said again under them', async () => {
+    const provider = new ScriptedProvider([
+      {
+        toolCalls: [
+          { id: 'call_write', name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } },
+          { id: 'call_check', name: 'check_later', arguments: {} },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    // A call that needs no approval and ends once the other one's question is on screen.
+    let questionShown = (): boolean => false;
+    const checkLater: Tool = {
+      definition: {
+        name: 'check_later',
+        description: 'Ends once a question is on screen.',
+        parameters: { type: 'object', properties: {} },
+      },
+      risk: 'safe',
+      execute: async () => {
+        await eventually(async () => questionShown());
+        return { content: 'checked' };
+      },
+    };
+    const { factory, input, session, output } = await openSession(provider, [checkLater]);
+    questionShown = () => output().includes('[n] deny > ');
+    const running = session.run();
+    input.write('write and check\n');
+    expect(await eventually(async () => output().includes('✓ checked'))).toBe(true);
+    // The check's result came after the question: the question is said again below it.
+    expect(output().slice(output().indexOf('✓ checked'))).toBe(
+      '✓ checked\n  still asking: approve write_file notes.txt? [y] allow once  [a] allow for this session  [n] deny > ',
+    );
+    input.write('y\n');
+    expect(await eventually(async () => output().includes('done'))).toBe(true);
     input.end();
     expect(await running).toBe(0);
     await session.close();
