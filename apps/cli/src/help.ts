@@ -28,8 +28,9 @@ Options:
                                   events, each with session_id, seq, at and task_id
                                   (task_started, state, thinking, text_delta, text_completed,
                                   tool_call, tool_result, approval_request, approval_resolved,
-                                  usage), ending with task_completed | task_canceled |
-                                  task_failed; notes go to stderr
+                                  model_retry, usage), and tool_progress (no seq: a running
+                                  tool's progress, not kept), ending with task_completed |
+                                  task_canceled | task_failed; notes go to stderr
   --approval ask|allow|deny       tools the policy would ask about: ask the user (default on a
                                   TTY), allow each once, or deny (default without a TTY).
                                   Policy denials are never overridden. While bash is not

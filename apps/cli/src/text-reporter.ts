@@ -1,5 +1,5 @@
-import type { Reporter, ToolProgress } from '@claw/core';
-import { describeModelRetry } from '@claw/channel/protocol';
+import type { Reporter } from '@claw/core';
+import { describeModelRetry, describeToolProgress } from '@claw/channel/protocol';
 import { describeToolCall, summarizeToolResult } from './format.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
@@ -110,16 +110,6 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       running.clear();
     },
   };
-}
-
-/** What a tool said of its progress: `Downloading (30 of 100)`, `Downloading`, `30 of 100`. */
-export function describeToolProgress(progress: ToolProgress): string {
-  const amount = progress.total === undefined
-    ? `${progress.progress}`
-    : `${progress.progress} of ${progress.total}`;
-  const message = progress.message?.trim() ?? '';
-  if (message === '') return amount;
-  return progress.total === undefined ? message : `${message} (${amount})`;
 }
 
 /**

@@ -2,7 +2,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
-import { createTextReporter, describeToolProgress, modelWaitNotice, toolProgressEveryMs } from '../src/text-reporter.js';
+import { describeToolProgress } from '@claw/channel/protocol';
+import { createTextReporter, modelWaitNotice, toolProgressEveryMs } from '../src/text-reporter.js';
 
 /** A reporter over two collected outputs (the answer, the activity), as `claw -p` has them. */
 function reporterOverStreams() {

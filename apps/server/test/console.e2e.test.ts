@@ -29,7 +29,7 @@ function reply(body: unknown): FakeTurn {
     return { toolCalls: [{ id: 'call-write', name: 'write_file', arguments: JSON.stringify(args) }] };
   }
   if (prompt.startsWith('long')) {
-    return { toolCalls: [{ id: 'call-long', name: 'bash', arguments: JSON.stringify({ command: 'sleep 30' }) }] };
+    return { toolCalls: [{ id: 'call-long', name: 'bash', arguments: JSON.stringify({ command: 'echo warming up; sleep 30' }) }] };
   }
   if (prompt.startsWith('reload')) {
     return { toolCalls: [{ id: 'call-read', name: 'read_file', arguments: JSON.stringify({ path: 'README.md' }) }] };
@@ -201,7 +201,7 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     expect(pageErrors(page)).toEqual([]);
   });
 
-  it('interrupt during a long tool: the task shows canceled', async () => {
+  it('a long tool shows its progress while it runs; interrupted, the task shows canceled', async () => {
     const page = await openConsole();
     const id = await newSession(page);
     await prompt(page, id, 'long job');
@@ -209,10 +209,16 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     await card.waitFor({ timeout: 10_000 });
     await card.getByRole('button', { name: 'Allow once' }).click();
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('running');
+    // bash says how it is doing every 5 s: the page shows the latest under the call.
+    const progress = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-progress');
+    await progress.waitFor({ timeout: 15_000 });
+    expect(await progress.textContent()).toMatch(/^running for \d+(\.\d)?s; last output: "warming up"$/);
     await session(page, id).getByRole('button', { name: 'Interrupt' }).click();
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('canceled');
     const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-result');
     expect(await result.getAttribute('data-error')).toBe('true');
+    // The call ended: its progress is gone.
+    expect(await progress.count()).toBe(0);
     await page.screenshot({ path: await screenshotPath('canceled') });
   });
 

@@ -94,6 +94,34 @@ describe('text deltas (WEB-2)', () => {
   });
 });
 
+describe('tool progress (not a session event)', () => {
+  it('shows what a running call last said of its progress, until its result; other calls are left alone', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'build it');
+    state = receive(state, s1.event('tool_call', { tool_call_id: 'c1', tool_name: 'bash', arguments: '{"command":"make"}' }));
+    const progress = (fields: { tool_call_id: string; progress: number; total?: number; message?: string }) => ({
+      type: 'tool_progress' as const,
+      session_id: 's1',
+      task_id: 'task-1',
+      tool_name: 'bash',
+      ...fields,
+    });
+    state = receive(state, progress({ tool_call_id: 'c1', progress: 5000, message: 'running for 5s; last output: "cc a.c"' }));
+    expect(view(state, 's1').items.at(-1)).toMatchObject({ kind: 'tool', progress: 'running for 5s; last output: "cc a.c"' });
+    state = receive(state, progress({ tool_call_id: 'c1', progress: 2, total: 4, message: 'linking' }));
+    expect(view(state, 's1').items.at(-1)).toMatchObject({ progress: 'linking (2 of 4)' });
+    // A call this page does not have, or another session's: nothing changes.
+    const before = state;
+    state = receive(state, progress({ tool_call_id: 'c9', progress: 1 }), { ...progress({ tool_call_id: 'c1', progress: 3 }), session_id: 's2' });
+    expect(state.sessions).toBe(before.sessions);
+    state = receive(state, s1.event('tool_result', { tool_call_id: 'c1', tool_name: 'bash', result: 'exit code: 0\n--- stdout (empty) ---\n--- stderr (empty) ---', is_error: false }));
+    // After its result, late progress is dropped.
+    const ended = view(state, 's1');
+    state = receive(state, progress({ tool_call_id: 'c1', progress: 4, total: 4 }));
+    expect(view(state, 's1')).toBe(ended);
+  });
+});
+
 describe('events update only their own session (WEB-1)', () => {
   it('applies a session event to its session and leaves the other panel as it was', () => {
     const s1 = new SessionScript('s1');

@@ -11,6 +11,9 @@ import { toWireMessage, type ServerEvent } from './protocol.js';
 
 export type ChannelRole = 'controller' | 'observer';
 
+/** The least time between two `tool_progress` of one tool call to one connection. */
+const progressEveryMs = 250;
+
 /**
  * One session as one connection has it open (CH-9, CH-10): its runtime (attached to the
  * session's host), the connection's role in it, and the subscription that forwards the session's
@@ -26,6 +29,10 @@ export class ChannelSession {
   private subscription = new AbortController();
   /** The last task this connection started on the session. */
   private ownTask: string | undefined;
+  /** Ends the forwarding of tool progress (see `forwardProgress`). */
+  private stopProgress: () => void = () => undefined;
+  /** When each tool call's progress was last sent. */
+  private readonly progressSentAt = new Map<string, number>();
 
   constructor(options: {
     runtime: RuntimeHandle;
@@ -77,7 +84,37 @@ export class ChannelSession {
       });
     }
     void this.follow(cursor, this.subscription.signal);
+    this.forwardProgress();
     return view.seq;
+  }
+
+  /**
+   * Sends the progress of the session's running tools as `tool_progress` (not a session event:
+   * best effort). At most one a tool call every 250 ms, and none while the connection has no room:
+   * progress is worth sending only when it is fresh.
+   */
+  private forwardProgress(): void {
+    this.stopProgress();
+    this.progressSentAt.clear();
+    this.stopProgress = this.runtime.onToolProgress((report) => {
+      const now = Date.now();
+      const last = this.progressSentAt.get(report.toolCallId);
+      if (last !== undefined && now - last < progressEveryMs) return;
+      if (this.room() !== undefined) return;
+      // Calls that ended are forgotten once the map grows (a call has no end event here).
+      if (this.progressSentAt.size >= 64) this.progressSentAt.clear();
+      this.progressSentAt.set(report.toolCallId, now);
+      this.send({
+        type: 'tool_progress',
+        session_id: this.id,
+        task_id: report.taskId,
+        tool_call_id: report.toolCallId,
+        tool_name: report.toolName,
+        progress: report.progress,
+        ...(report.total === undefined ? {} : { total: report.total }),
+        ...(report.message === undefined ? {} : { message: report.message }),
+      });
+    });
   }
 
   /**
@@ -151,6 +188,7 @@ export class ChannelSession {
    */
   async detach(end: boolean, by: string, ownOnly = false): Promise<void> {
     this.subscription.abort();
+    this.stopProgress();
     const running = this.runtime.activeTask?.id;
     const mine = !ownOnly || (running !== undefined && running === this.ownTask);
     if (end && this.currentRole === 'controller' && mine) {

@@ -203,6 +203,21 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
     messages: z.array(wireMessageSchema),
   }),
   z.object({ type: z.literal('session_closed'), session_id: sessionId, ended: z.boolean() }),
+  /**
+   * How far a running tool has got, as it said (a bash command: how long it has run and its last
+   * output line; an MCP tool: its own figures). Not a session event: no seq, never replayed, and
+   * a connection that cannot take it at once does not get it.
+   */
+  z.object({
+    type: z.literal('tool_progress'),
+    session_id: sessionId,
+    task_id: z.string(),
+    tool_call_id: z.string(),
+    tool_name: z.string(),
+    progress: z.number(),
+    total: z.number().optional(),
+    message: z.string().optional(),
+  }),
   z.object({
     type: z.literal('error'),
     code: z.string(),
@@ -235,6 +250,21 @@ export function describeModelRetry(
   const wait = `${(retry.delay_ms / 1000).toFixed(1)} s`;
   return `model call failed, trying again in ${wait} (attempt ${retry.attempt + 1} of ` +
     `${retry.attempts}): ${retry.error}`;
+}
+
+/**
+ * A tool's progress for people, the same in every client: `Downloading (30 of 100)`,
+ * `Downloading`, `30 of 100` or `30`.
+ */
+export function describeToolProgress(
+  progress: Pick<ServerEventOf<'tool_progress'>, 'progress' | 'total' | 'message'>,
+): string {
+  const amount = progress.total === undefined
+    ? `${progress.progress}`
+    : `${progress.progress} of ${progress.total}`;
+  const message = progress.message?.trim() ?? '';
+  if (message === '') return amount;
+  return progress.total === undefined ? message : `${message} (${amount})`;
 }
 
 /** The message of the history as it goes on the wire. */

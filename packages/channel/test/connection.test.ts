@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Tool } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseClientMessage } from '../src/index.js';
 import { TestClient, cleanUp, factoryWith, workspace, writeCall } from './helpers.js';
@@ -302,5 +303,60 @@ describe('the bounded outbound queue (CH-5)', () => {
     expect(text(replayed)).toBe(text(all));
     const others = (events: typeof all) => events.filter((event) => event.type !== 'text_delta');
     expect(others(replayed)).toEqual(others(all));
+  });
+});
+
+describe('tool progress over the channel', () => {
+  it('goes to every connection on the session as tool_progress, at most one a call every 250 ms, with no seq', async () => {
+    const workDir = await workspace();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow: Tool = {
+      definition: { name: 'slow_job', description: 'Reports progress.', parameters: { type: 'object', properties: {} } },
+      risk: 'safe',
+      execute: async (_args, context) => {
+        context.onProgress?.({ progress: 1, total: 3, message: 'one' });
+        // Too soon after the first: not sent.
+        context.onProgress?.({ progress: 2, total: 3, message: 'two' });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        context.onProgress?.({ progress: 3, total: 3, message: 'three' });
+        await released;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        context.onProgress?.({ progress: 4, total: 4, message: 'four' });
+        return { content: 'done' };
+      },
+    };
+    const runtimes = factoryWith(
+      [{ toolCalls: [{ id: 'j1', name: 'slow_job', arguments: {} }] }, { text: 'finished' }],
+      { tools: [slow] },
+    );
+    const controller = new TestClient({ runtimes, workspaces: [workDir] });
+    const observer = new TestClient({ runtimes, workspaces: [workDir], name: 'observer' });
+    await controller.send({ type: 'open', session_id: 's1' });
+    await observer.send({ type: 'open', session_id: 's1', role: 'observer' });
+    await controller.send({ type: 'prompt', content: 'run the job' });
+    await controller.next('tool_progress', (event) => event.progress === 3);
+    await observer.next('tool_progress', (event) => event.progress === 3);
+    const started = controller.of('task_started')[0];
+    for (const client of [controller, observer]) {
+      expect(client.of('tool_progress')).toEqual([1, 3].map((progress) => ({
+        type: 'tool_progress',
+        session_id: 's1',
+        task_id: started?.task_id,
+        tool_call_id: 'j1',
+        tool_name: 'slow_job',
+        progress,
+        total: 3,
+        message: ['one', 'two', 'three'][progress - 1],
+      })));
+    }
+    // A connection that left the session hears no more of it.
+    await observer.send({ type: 'close', session_id: 's1' });
+    release();
+    await controller.next('tool_progress', (event) => event.progress === 4);
+    await controller.next('task_completed');
+    expect(observer.of('tool_progress')).toHaveLength(2);
   });
 });

@@ -1,4 +1,4 @@
-import type { BudgetsLeft, Reporter, UsageReport, WireUsage } from '@claw/core';
+import type { BudgetsLeft, Reporter, ToolProgressReport, UsageReport, WireUsage } from '@claw/core';
 import type { SessionEventLog } from './event-log.js';
 
 function wireUsage(usage: UsageReport['call']): WireUsage {
@@ -40,6 +40,7 @@ export function createTaskReporter(
   log: SessionEventLog,
   taskId: string,
   user: Reporter | undefined,
+  onProgress?: (report: ToolProgressReport) => void,
 ): TaskReporter {
   const open = new Map<string, string>();
   const result = (toolCallId: string, content: string, isError: boolean): void => {
@@ -83,8 +84,12 @@ export function createTaskReporter(
       result(report.toolCallId, report.content, report.isError);
       return user?.onToolResult?.(report);
     },
-    // Progress is not a session event (it is not kept); the library user's reporter hears it.
-    onToolProgress: (report) => user?.onToolProgress?.(report),
+    // Progress is not a session event (it is not kept): those who listen to the session's
+    // progress (`onProgress`) and the library user's reporter hear it.
+    onToolProgress: (report) => {
+      onProgress?.(report);
+      return user?.onToolProgress?.(report);
+    },
     // A retry is: the task's record says the model failed and was asked again.
     onModelRetry: (report) => {
       log.append({

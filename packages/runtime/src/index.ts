@@ -27,6 +27,7 @@ export {
   type SessionView,
   type StartOptions,
   type TaskRunner,
+  type TaskToolProgress,
 } from './session-host.js';
 export { SessionApprovals, type ApprovalResponder } from './session-approvals.js';
 export {

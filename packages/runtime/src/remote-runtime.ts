@@ -5,7 +5,7 @@ import { SessionBusyError } from './errors.js';
 import type { CursorExpiredError, SubscriberBound } from './event-log.js';
 import type { RemoteSession } from './remote-session.js';
 import type { Runtime } from './runtime.js';
-import type { SessionView } from './session-host.js';
+import type { SessionView, TaskToolProgress } from './session-host.js';
 
 /**
  * What a client (a channel connection) needs of its handle on a session: a {@link Runtime} when
@@ -25,6 +25,8 @@ export interface RuntimeHandle {
     signal?: AbortSignal;
     bound?: SubscriberBound;
   }): AsyncIterableIterator<SessionEvent>;
+  /** The progress of the session's running tools, as it comes; returns the unsubscribe. */
+  onToolProgress(listener: (progress: TaskToolProgress) => void): () => void;
   /** @throws SessionBusyError when a task runs on the session. */
   start(prompt: string): { readonly id: string } | Promise<{ readonly id: string }>;
   cancel(reason?: unknown): void | Promise<void>;
@@ -73,6 +75,14 @@ export class RemoteRuntime implements RuntimeHandle {
     options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
   ): AsyncIterableIterator<SessionEvent> {
     return this.remote.events.events(options);
+  }
+
+  /**
+   * Progress is not relayed between processes (it is not a session event): a task that runs in
+   * another process is followed by its events only. Returns the unsubscribe, which does nothing.
+   */
+  onToolProgress(): () => void {
+    return () => undefined;
   }
 
   start(prompt: string): Promise<{ readonly id: string }> {

@@ -4,7 +4,7 @@ import type { RunResult } from '@claw/engine';
 import type { PersistentSession } from '@claw/session-store';
 import { RuntimeClosedError } from './errors.js';
 import type { CursorExpiredError, SubscriberBound } from './event-log.js';
-import type { SessionHost, SessionView } from './session-host.js';
+import type { SessionHost, SessionView, TaskToolProgress } from './session-host.js';
 import type { Task } from './task.js';
 
 export interface RuntimeOptions {
@@ -93,6 +93,14 @@ export class Runtime {
     options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
   ): AsyncIterableIterator<SessionEvent> {
     return this.host.events.events(options);
+  }
+
+  /**
+   * Calls `listener` with the progress the running tools of the session report, until the
+   * returned function is called. Not an event: nothing of it is kept, and it has no seq.
+   */
+  onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
+    return this.host.onToolProgress(listener);
   }
 
   /** Why `events({ after })` would be refused now (`cursor_expired`); undefined when it can. */

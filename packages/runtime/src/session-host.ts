@@ -6,6 +6,7 @@ import {
   type SessionEventOf,
   type SessionRunState,
   type ToolCall,
+  type ToolProgressReport,
 } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 import {
@@ -34,6 +35,11 @@ export type TaskRunner = (options: {
 }) => Promise<RunResult>;
 
 /** Options of `SessionHost.start`. */
+/** What a tool of a task said of its progress (`SessionHost.onToolProgress`). */
+export interface TaskToolProgress extends ToolProgressReport {
+  taskId: string;
+}
+
 export interface StartOptions {
   /** A library user's reporter: awaited, its failure stops the run (ENG-7). */
   reporter?: Reporter;
@@ -91,6 +97,8 @@ export class SessionHost {
   private active: { task: Task; prompt: string } | undefined;
   private attached = 0;
   private releasing: Promise<void> | undefined;
+  /** Who hears the progress of the tools of the session's tasks (see `onToolProgress`). */
+  private readonly progressListeners = new Set<(progress: TaskToolProgress) => void>();
 
   constructor(options: SessionHostOptions) {
     this.lease = options.lease;
@@ -206,6 +214,16 @@ export class SessionHost {
     return this.begin(taskId, prompt, options);
   }
 
+  /**
+   * Calls `listener` with the progress the tools of the session's tasks report, from now until
+   * the returned function is called. Progress is not a session event: it is not kept or
+   * numbered, and nobody who was not listening when it came gets it. A listener must not throw.
+   */
+  onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
+  }
+
   /** Runs the task `taskId` (its `task_started` is already in the events). */
   private begin(
     taskId: string,
@@ -213,7 +231,9 @@ export class SessionHost {
     options: StartOptions,
     resumeCalls?: readonly ToolCall[],
   ): Task {
-    const taskReporter = createTaskReporter(this.events, taskId, options.reporter);
+    const taskReporter = createTaskReporter(this.events, taskId, options.reporter, (report) => {
+      for (const listener of this.progressListeners) listener({ ...report, taskId });
+    });
     this.approvals.setTask(taskId);
     const task = new Task(taskId, (signal) =>
       this.runTask({

@@ -2,10 +2,12 @@ import { HttpError, RetryingProvider } from '@claw/provider';
 import { ScriptedProvider } from '@claw/testing';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Tool } from '@claw/core';
 import {
   CursorExpiredError,
   RuntimeFactory,
   SubscriberLaggedError,
+  type TaskToolProgress,
 } from '../src/index.js';
 import { cleanUp, isTaskEnd, scriptedFactory, settings, take, tempWorkspace, until } from './helpers.js';
 
@@ -230,5 +232,45 @@ describe('snapshots (RT-4)', () => {
     expect(rest.at(-1)).toMatchObject({ type: 'task_completed' });
     await task.wait();
     expect(runtime.snapshot()).toMatchObject({ state: 'idle', pendingApprovals: [] });
+  });
+});
+
+describe('tool progress (not an event)', () => {
+  it('reaches every runtime of the session that listens, with the task id, and never the event log', async () => {
+    const workDir = await tempWorkspace();
+    const steps: Tool = {
+      definition: { name: 'steps', description: 'Reports three steps.', parameters: { type: 'object', properties: {} } },
+      risk: 'safe',
+      execute: async (_args, context) => {
+        for (let step = 1; step <= 3; step += 1) context.onProgress?.({ progress: step, total: 3, message: `step ${step}` });
+        return { content: 'stepped' };
+      },
+    };
+    const { factory } = scriptedFactory(
+      [{ toolCalls: [{ id: 'c1', name: 'steps', arguments: {} }] }, { text: 'done' }],
+      { tools: [steps] },
+    );
+    const runner = await factory.createRuntime({ workDir, sessionId: 's1' });
+    const watcher = await factory.createRuntime({ workDir, sessionId: 's1' });
+    const heard: { runner: TaskToolProgress[]; watcher: TaskToolProgress[] } = { runner: [], watcher: [] };
+    runner.onToolProgress((progress) => heard.runner.push(progress));
+    const stopWatching = watcher.onToolProgress((progress) => {
+      heard.watcher.push(progress);
+      // Unsubscribed after the first: it hears no more.
+      stopWatching();
+    });
+    const events = runner.events({ after: 0 });
+    const task = runner.start('step through');
+    const seen = await until(events, isTaskEnd);
+    expect(heard.runner).toEqual([1, 2, 3].map((step) => ({
+      taskId: task.id,
+      toolCallId: 'c1',
+      toolName: 'steps',
+      progress: step,
+      total: 3,
+      message: `step ${step}`,
+    })));
+    expect(heard.watcher).toEqual(heard.runner.slice(0, 1));
+    expect(seen.map((event) => event.type)).not.toContain('tool_progress');
   });
 });

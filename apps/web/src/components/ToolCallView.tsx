@@ -1,3 +1,4 @@
+import { visible } from '@claw/channel/protocol';
 import { memo } from 'react';
 import type { ToolItem } from '../state/types.js';
 import {
@@ -81,6 +82,11 @@ export const ToolCallView = memo(function ToolCallView({ call }: { call: ToolIte
         {call.result === undefined ? <span className="muted"> running…</span> : null}
       </p>
       <CallBody call={call} />
+      {call.result === undefined && call.progress !== undefined ? (
+        <p data-testid="tool-progress" className="tool-progress muted" role="status">
+          {visible(call.progress)}
+        </p>
+      ) : null}
       {call.result !== undefined ? (
         <div data-testid="tool-result" data-error={error ? 'true' : 'false'} className="tool-result">
           {error ? <p className="error-mark">error</p> : null}

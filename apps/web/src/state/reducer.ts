@@ -4,6 +4,7 @@ import {
   applyHistory,
   applyOpened,
   applySessionEvent,
+  applyToolProgress,
   emptySession,
   updateApproval,
 } from './session.js';
@@ -92,6 +93,8 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
       return { ...state, connectionDetail: 'the server is stopping' };
     case 'pong':
       return state;
+    case 'tool_progress':
+      return mapOpen(state, event.session_id, (view) => applyToolProgress(view, event));
     case 'task_started':
     case 'thinking':
     case 'text_delta':

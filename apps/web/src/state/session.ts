@@ -1,5 +1,10 @@
 // How one session's view changes with its own events (pure).
-import { describeModelRetry, type ServerEventOf, type SessionEvent } from '@claw/channel/protocol';
+import {
+  describeModelRetry,
+  describeToolProgress,
+  type ServerEventOf,
+  type SessionEvent,
+} from '@claw/channel/protocol';
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
 import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
 
@@ -94,6 +99,21 @@ export function applySessionEvent(
 /** `text` as a sentence of the transcript's notices: its first letter a capital. */
 function sentence(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * A running tool's progress (`tool_progress`, not a session event: it has no seq) goes on its
+ * call, until the result; progress of a call that is not open here (ended, or never seen) is
+ * dropped.
+ */
+export function applyToolProgress(
+  view: SessionView,
+  event: ServerEventOf<'tool_progress'>,
+): SessionView {
+  const index = findOpenToolCall(view.items, event.tool_call_id);
+  const item = view.items[index];
+  if (item?.kind !== 'tool' || item.result !== undefined) return view;
+  return replaceItem(view, index, { ...item, progress: describeToolProgress(event) });
 }
 
 function push(view: SessionView, item: TranscriptItem): SessionView {

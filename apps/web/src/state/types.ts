@@ -38,6 +38,8 @@ export interface ToolItem {
   name: string;
   arguments: string;
   result?: { text: string; isError: boolean };
+  /** What the running tool last said of its progress (`tool_progress`), until its result. */
+  progress?: string;
 }
 
 export interface ApprovalItem {
