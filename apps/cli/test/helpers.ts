@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serverEventSchema, type ServerEvent } from '@claw/channel';
+import type { Tool } from '@claw/core';
+import { ScriptedProvider } from '@claw/testing';
 import type { RecordedRequest } from '@claw/testing/node';
 
 /** The built `claw` (the global setup builds it). */
@@ -190,4 +192,39 @@ export async function eventually(check: () => Promise<boolean>, timeoutMs = 10_0
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * A reply of two calls for tests of questions asked while other calls go on: a `write_file`
+ * (which asks) and `check_later` (see {@link checkLaterTool}), then the answer `done`.
+ */
+export function askingWhileCheckingScript(): ScriptedProvider {
+  return new ScriptedProvider([
+    {
+      toolCalls: [
+        { id: 'call_write', name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } },
+        { id: 'call_check', name: 'check_later', arguments: {} },
+      ],
+    },
+    { text: 'done' },
+  ]);
+}
+
+/**
+ * `check_later`: a call that needs no approval and ends (`checked`) once `shown()` says the other
+ * call's question is on screen, so that its lines come after the question.
+ */
+export function checkLaterTool(shown: () => boolean): Tool {
+  return {
+    definition: {
+      name: 'check_later',
+      description: 'Ends once a question is on screen.',
+      parameters: { type: 'object', properties: {} },
+    },
+    risk: 'safe',
+    execute: async () => {
+      await eventually(async () => shown());
+      return { content: 'checked' };
+    },
+  };
 }

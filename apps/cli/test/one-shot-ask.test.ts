@@ -1,41 +1,23 @@
 import { PassThrough } from 'node:stream';
-import type { Tool } from '@claw/core';
 import { RuntimeFactory, resolveSettings } from '@claw/runtime';
-import { ScriptedProvider } from '@claw/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Interrupts } from '../src/interrupts.js';
 import { runOneShot } from '../src/one-shot.js';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
-import { cleanUp, eventually, tempDir } from './helpers.js';
+import { askingWhileCheckingScript, checkLaterTool, cleanUp, eventually, tempDir } from './helpers.js';
 
 afterEach(cleanUp);
 
 describe('claw -p asking on a terminal (mode ask)', () => {
   it('a question pushed up by the lines of another call of the same reply is said again under them', async () => {
-    const provider = new ScriptedProvider([
-      {
-        toolCalls: [
-          { id: 'call_write', name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } },
-          { id: 'call_check', name: 'check_later', arguments: {} },
-        ],
-      },
-      { text: 'done' },
-    ]);
+    const provider = askingWhileCheckingScript();
     const stdoutStream = new PassThrough();
     const stderrStream = new PassThrough();
     const text = { stdout: '', stderr: '' };
     stdoutStream.setEncoding('utf8').on('data', (chunk: string) => void (text.stdout += chunk));
     stderrStream.setEncoding('utf8').on('data', (chunk: string) => void (text.stderr += chunk));
-    // A call that needs no approval and ends once the other one's question is on screen.
-    const checkLater: Tool = {
-      definition: { name: 'check_later', description: 'Ends once a question is on screen.', parameters: { type: 'object', properties: {} } },
-      risk: 'safe',
-      execute: async () => {
-        await eventually(async () => text.stderr.includes('[n] deny > '));
-        return { content: 'checked' };
-      },
-    };
+    const checkLater = checkLaterTool(() => text.stderr.includes('[n] deny > '));
     const workDir = await tempDir();
     const settings = await resolveSettings({ workDir, overrides: { approval: 'ask' }, env: {} });
     const factory = new RuntimeFactory({ settings, provider, tools: [checkLater] });

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
 import { TerminalSession } from '../src/terminal-session.js';
-import { cleanUp, eventually, tempDir } from './helpers.js';
+import { askingWhileCheckingScript, checkLaterTool, cleanUp, eventually, tempDir } from './helpers.js';
 
 afterEach(async () => {
   vi.useRealTimers();
@@ -82,29 +82,9 @@ describe('TerminalSession (CLI-3)', () => {
   });
 
   it('a question pushed up by the lines of another call of the same reply is said again under them', async () => {
-    const provider = new ScriptedProvider([
-      {
-        toolCalls: [
-          { id: 'call_write', name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } },
-          { id: 'call_check', name: 'check_later', arguments: {} },
-        ],
-      },
-      { text: 'done' },
-    ]);
-    // A call that needs no approval and ends once the other one's question is on screen.
+    const provider = askingWhileCheckingScript();
     let questionShown = (): boolean => false;
-    const checkLater: Tool = {
-      definition: {
-        name: 'check_later',
-        description: 'Ends once a question is on screen.',
-        parameters: { type: 'object', properties: {} },
-      },
-      risk: 'safe',
-      execute: async () => {
-        await eventually(async () => questionShown());
-        return { content: 'checked' };
-      },
-    };
+    const checkLater = checkLaterTool(() => questionShown());
     const { factory, input, session, output } = await openSession(provider, [checkLater]);
     questionShown = () => output().includes('[n] deny > ');
     const running = session.run();
