@@ -16,7 +16,7 @@ import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Interrupts } from './interrupts.js';
 import { tuneJitForTurns } from './jit.js';
 import { LineInput, type InputStream } from './line-input.js';
-import { exitStatusOf, outcomeLine } from './outcome.js';
+import { endLines, exitStatusOf } from './outcome.js';
 import type { Output, OutputStream } from './output.js';
 import { taskRunningNotice } from './repl.js';
 import { repairNotice } from './session.js';
@@ -116,6 +116,7 @@ async function runText(run: Run): Promise<number> {
       if (asked !== undefined) await stderr.write(approvalReminder(asked, style));
     },
   });
+  reporter.taskStarted();
   const task = runtime.start(options.prompt, reporter);
   const onStop = (): void => task.cancel(run.stop.reason);
   run.stop.addEventListener('abort', onStop, { once: true });
@@ -124,8 +125,7 @@ async function runText(run: Run): Promise<number> {
   run.stop.removeEventListener('abort', onStop);
   try {
     await stdout.endLine();
-    const line = outcomeLine(result, style);
-    if (line !== undefined) await stderr.line(line);
+    for (const line of endLines(result, reporter.figures(), style)) await stderr.line(line);
   } catch {
     // The output is gone; the exit status still tells how the task ended.
   }

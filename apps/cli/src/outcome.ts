@@ -1,3 +1,4 @@
+import { describeCost } from '@claw/channel/protocol';
 import type { RunResult } from '@claw/engine';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Style } from './style.js';
@@ -27,4 +28,49 @@ export function outcomeLine(result: RunResult, style: Style): string | undefined
     case 'max_turns':
       return style.red(`✗ failed: ${visible(result.error?.message ?? result.status)}`);
   }
+}
+
+/** What the terminal counted of a task besides its result: its tool calls and its time. */
+export interface TaskFigures {
+  toolCalls: number;
+  failedToolCalls: number;
+  elapsedMs: number;
+}
+
+/**
+ * What a task did, in one line: `3 model calls · 2 tool calls (1 failed or denied) · 12,345
+ * tokens · cost $0.0042 · 14.2 s` (tokens and cost count its subagents too; `cost unpriced` for
+ * a model claw has no price for).
+ */
+export function summaryLine(result: RunResult, figures: TaskFigures, style: Style): string {
+  const count = (n: number, noun: string): string =>
+    `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+  const calls = count(figures.toolCalls, 'tool call') +
+    (figures.failedToolCalls > 0 ? ` (${figures.failedToolCalls} failed or denied)` : '');
+  const parts = [
+    count(result.turns, 'model call'),
+    calls,
+    count(result.usage.totalTokens, 'token'),
+    `cost ${describeCost(result.cost.usd, result.cost.unpricedCalls)}`,
+    `${(figures.elapsedMs / 1000).toFixed(1)} s`,
+  ];
+  return style.dim(parts.join(' · '));
+}
+
+/**
+ * The lines a task's end is told with: what it did (`summaryLine`), then how it ended when it did
+ * not simply complete (`outcomeLine`: the error stays the last word). A task that failed before
+ * any tokens or tool calls (say, a model API that cannot be reached) is told by its error alone.
+ */
+export function endLines(
+  result: RunResult,
+  figures: TaskFigures | undefined,
+  style: Style,
+): string[] {
+  const outcome = outcomeLine(result, style);
+  const worked = result.usage.totalTokens > 0 || (figures?.toolCalls ?? 0) > 0;
+  const summary = figures !== undefined && (outcome === undefined || worked)
+    ? summaryLine(result, figures, style)
+    : undefined;
+  return [summary, outcome].filter((line): line is string => line !== undefined);
 }

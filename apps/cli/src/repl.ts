@@ -8,7 +8,7 @@ import {
 } from './approvals.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { LineInput } from './line-input.js';
-import { outcomeLine } from './outcome.js';
+import { endLines, type TaskFigures } from './outcome.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 
@@ -32,6 +32,8 @@ export interface ReplOptions {
   approvals: TerminalApprovals;
   /** Starts a task for a line typed while idle (the runtime's `start`). */
   start(prompt: string): Task;
+  /** What the terminal counted of the task that ended (for its summary, `endLines`). */
+  figures?(): TaskFigures;
   /** Empties the conversation (`/clear`; token totals are kept). */
   clear(): Promise<void>;
   /** Lines for `/sessions`. */
@@ -177,10 +179,10 @@ export class Repl {
   private async watch(task: Task): Promise<void> {
     const result = await task.wait();
     if (this.active === task) this.active = undefined;
-    const line = outcomeLine(result, this.options.style);
+    const lines = endLines(result, this.options.figures?.(), this.options.style);
     try {
       await this.options.output.endLine();
-      if (line !== undefined) await this.options.output.line(line);
+      for (const line of lines) await this.options.output.line(line);
     } catch {
       void this.exit(exitStatus.failed);
       return;

@@ -67,10 +67,12 @@ export class TerminalSession {
       style,
       approvals,
       start: (prompt) => {
+        reporter.taskStarted();
         const task = runtime.start(prompt);
         void task.wait().finally(() => reporter.taskEnded());
         return task;
       },
+      figures: () => reporter.figures(),
       clear: () => runtime.session.clear(),
       listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),
     });

@@ -1,6 +1,7 @@
 import type { Reporter } from '@claw/core';
 import { describeModelRetry, describeToolProgress } from '@claw/channel/protocol';
 import { describeToolCall, summarizeToolResult } from './format.js';
+import type { TaskFigures } from './outcome.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 import { visible, visibleAnswer, visibleOutput } from './terminal-text.js';
@@ -20,8 +21,12 @@ export interface TextReporterOptions {
 
 /** The terminal's reporter, and what its user tells it. */
 export interface TextReporter extends Reporter {
-  /** The task ended: no more "waiting for the model" lines for it. */
+  /** A task starts: its tool calls and its time are counted from now (`figures`). */
+  taskStarted(): void;
+  /** The task ended: no more "waiting for the model" lines for it; its time stops. */
   taskEnded(): void;
+  /** The tool calls of the last task started and its time (so far, or until it ended). */
+  figures(): TaskFigures;
 }
 
 /**
@@ -66,6 +71,9 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
   const heard = (): void => wait.stop();
   /** The running tool calls, and when each last had a progress line (0: never). */
   const running = new Map<string, number>();
+  const fresh = () =>
+    ({ toolCalls: 0, failedToolCalls: 0, startedAt: performance.now(), endedAt: 0 });
+  let task = fresh();
   return {
     onThinking: () => wait.start(),
     onTextDelta: (delta) => {
@@ -92,6 +100,8 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     },
     onToolResult: async (result) => {
       running.delete(result.toolCallId);
+      task.toolCalls += 1;
+      if (result.isError) task.failedToolCalls += 1;
       const mark = result.isError ? style.red('✗') : style.green('✓');
       const summary = summarizeToolResult(result);
       await showActivity(`  ${mark} ${result.isError ? summary : style.dim(summary)}`);
@@ -105,10 +115,19 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     },
     onMessage: heard,
     onUsage: heard,
+    taskStarted: () => {
+      task = fresh();
+    },
     taskEnded: () => {
       wait.stop();
       running.clear();
+      task.endedAt = performance.now();
     },
+    figures: () => ({
+      toolCalls: task.toolCalls,
+      failedToolCalls: task.failedToolCalls,
+      elapsedMs: (task.endedAt === 0 ? performance.now() : task.endedAt) - task.startedAt,
+    }),
   };
 }
 

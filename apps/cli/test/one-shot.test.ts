@@ -161,6 +161,8 @@ describe('claw -p (CLI-5)', () => {
     expect(result.stdout).toBe('All done.\n');
     expect(result.stderr).toContain('▸ write_file notes.txt');
     expect(result.stderr).toContain('✓ wrote 12 bytes to notes.txt');
+    // Last, what the task did (the fake model reports 15 tokens a call, and has no price).
+    expect(result.stderr.trimEnd().split('\n').at(-1)).toMatch(/^2 model calls · 1 tool call · 30 tokens · cost unpriced · \d+\.\d s$/);
   });
 
   it('--approval deny: the write is refused, the Observation says so, no file, exit 0', async () => {

@@ -51,7 +51,8 @@ describe('TerminalSession (CLI-3)', () => {
     const running = session.run();
     input.write('hello\n');
     expect(await eventually(async () => output().split('claw> ').length === 3)).toBe(true);
-    expect(output()).toBe('claw> \nhi there\nclaw> ');
+    // The answer, then what the task did.
+    expect(output()).toMatch(/^claw> \nhi there\n1 model call · 0 tool calls · 0 tokens · cost unpriced · \d+\.\d s\nclaw> $/);
     input.end();
     expect(await running).toBe(0);
     await Promise.all([session.close(), session.close()]);

@@ -267,6 +267,16 @@ export function describeToolProgress(
   return progress.total === undefined ? message : `${message} (${amount})`;
 }
 
+/**
+ * Money for people, the same in every client: `$1.25`, `$0.0042` under a cent, `unpriced` when
+ * no call had a price, `$0.12 + 2 unpriced` when some had none (the true cost is then higher).
+ */
+export function describeCost(usd: number, unpricedCalls: number): string {
+  if (unpricedCalls > 0 && usd === 0) return 'unpriced';
+  const dollars = `$${usd < 0.01 && usd > 0 ? usd.toFixed(4) : usd.toFixed(2)}`;
+  return unpricedCalls > 0 ? `${dollars} + ${unpricedCalls} unpriced` : dollars;
+}
+
 /** The message of the history as it goes on the wire. */
 export function toWireMessage(message: Message): WireMessage {
   switch (message.role) {

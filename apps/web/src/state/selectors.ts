@@ -1,4 +1,5 @@
 // Texts the page shows for a state (the e2e tests read some of them, keep them stable).
+import { describeCost } from '@claw/channel/protocol';
 import type { ConnectionStatus, Figures, RunState, SessionView } from './types.js';
 
 export function runStateText(state: RunState): string {
@@ -37,10 +38,7 @@ export function formatTokens(figures: Figures): string {
 export function formatCost(figures: Figures): string {
   const usd = figures.sessionCostUsd;
   if (usd === undefined) return '—';
-  const unpriced = figures.unpricedCalls ?? 0;
-  if (unpriced > 0 && usd === 0) return 'unpriced';
-  const dollars = `$${usd < 0.01 && usd > 0 ? usd.toFixed(4) : usd.toFixed(2)}`;
-  return unpriced > 0 ? `${dollars} + ${unpriced} unpriced` : dollars;
+  return describeCost(usd, figures.unpricedCalls ?? 0);
 }
 
 export function formatTtft(figures: Figures): string {
