@@ -1,9 +1,6 @@
-import { visible } from '@claw/core';
+import { visible, withoutColourCodes } from '@claw/core';
 
 export { visible };
-
-// eslint-disable-next-line no-control-regex -- an escape sequence starts with one
-const colourCode = /\u001b\[[0-9;:]*m/g;
 
 /**
  * Output (of a tool, of the model) made safe to print on a terminal as `visible` makes any text
@@ -12,7 +9,7 @@ const colourCode = /\u001b\[[0-9;:]*m/g;
  * colour code can make text invisible).
  */
 export function visibleOutput(text: string): string {
-  return visible(text.replace(colourCode, ''));
+  return visible(withoutColourCodes(text));
 }
 
 /** Streamed answer text made safe as output is; a CRLF line end is a plain line end. */

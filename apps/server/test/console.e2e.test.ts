@@ -34,6 +34,10 @@ function reply(body: unknown): FakeTurn {
   if (prompt.startsWith('reload')) {
     return { toolCalls: [{ id: 'call-read', name: 'read_file', arguments: JSON.stringify({ path: 'README.md' }) }] };
   }
+  if (prompt.startsWith('colour')) {
+    const command = "printf '\\033[1;32mall green\\033[0m\\n'";
+    return { toolCalls: [{ id: 'call-colour', name: 'bash', arguments: JSON.stringify({ command }) }] };
+  }
   if (prompt.startsWith('stream')) {
     const lines = Array.from({ length: 40 }, (_, index) => `Line ${index + 1} of a long answer.\n`);
     return { textChunks: lines, chunkDelayMs: 25 };
@@ -199,6 +203,20 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     await expect.poll(() => result.textContent(), { timeout: 10_000 }).toContain('from-the-page.txt');
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
     expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('a command\'s colour codes are left out of its output in the page', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    await prompt(page, id, 'colour please');
+    const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
+    await card.waitFor({ timeout: 10_000 });
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-result');
+    await expect.poll(() => result.textContent(), { timeout: 10_000 }).toContain('all green');
+    // eslint-disable-next-line no-control-regex -- the escape character must not be in the page
+    expect(await result.textContent()).not.toMatch(/\[1;32m|\[0m|\u001b/);
+    await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
   });
 
   it('a long tool shows its progress while it runs; interrupted, the task shows canceled', async () => {

@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 
 // How the text of a model or a tool is shown to people, the same in every client.
-export { visible } from '@claw/core';
+export { visible, withoutColourCodes } from '@claw/core';
 
 /** The protocol version `hello` names and `welcome` answers with. */
 export const protocolVersion = 1;

@@ -104,4 +104,4 @@ export {
 export type { ApprovalGate, ApprovalRequest, GateCheckOptions, GateDecision } from './approval.js';
 export { addCost, type AgentSession, type CostTotals, type ToolStartOptions } from './session.js';
 export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';
-export { visible } from './visible-text.js';
+export { visible, withoutColourCodes } from './visible-text.js';

@@ -22,3 +22,16 @@ export function visible(text: string): string {
       : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+
+// eslint-disable-next-line no-control-regex -- an escape sequence starts with one
+const colourCode = /\u001b\[[0-9;:]*m/g;
+
+/**
+ * Output (of a tool, of the model) without its terminal colour codes (`ESC [ … m`): they are how
+ * most command output looks on a terminal, and shown anywhere else they are noise; left out,
+ * they cannot hide text either (a colour code can make text invisible). Other escape sequences
+ * stay, for `visible` to show.
+ */
+export function withoutColourCodes(text: string): string {
+  return text.replace(colourCode, '');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { visible } from '../src/index.js';
+import { visible, withoutColourCodes } from '../src/index.js';
 
 describe('visible', () => {
   it('writes each character a terminal or a browser acts on as an escape', () => {
@@ -11,5 +11,11 @@ describe('visible', () => {
   it('leaves the rest as it is: tab, newline, any script, right-to-left text and its marks', () => {
     const text = 'tab\tnew\nline é 日本 ✓ שלום\u200f עולם 🙂';
     expect(visible(text)).toBe(text);
+  });
+
+  it('output can lose its colour codes, and only them', () => {
+    expect(withoutColourCodes('\u001b[1;32mPASS\u001b[0m a.test.ts \u001b[38:5:208mwarn\u001b[m')).toBe('PASS a.test.ts warn');
+    // Other sequences (erase a line, move the cursor) stay, for `visible` to show.
+    expect(withoutColourCodes('a\u001b[2Kb\u001b[1Ac')).toBe('a\u001b[2Kb\u001b[1Ac');
   });
 });

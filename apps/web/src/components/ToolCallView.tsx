@@ -1,4 +1,4 @@
-import { visible } from '@claw/channel/protocol';
+import { visible, withoutColourCodes } from '@claw/channel/protocol';
 import { memo } from 'react';
 import type { ToolItem } from '../state/types.js';
 import {
@@ -53,8 +53,10 @@ function CallBody({ call }: { call: ToolItem }) {
 function ResultBody({ call }: { call: ToolItem }) {
   const result = call.result;
   if (result === undefined) return null;
-  const bash = call.name === 'bash' ? parseBashResult(result.text) : undefined;
-  if (bash === undefined) return <Folded className="output" text={result.text} lines={10} />;
+  // Colour codes are terminal noise in a page (and could hide text in a terminal).
+  const text = withoutColourCodes(result.text);
+  const bash = call.name === 'bash' ? parseBashResult(text) : undefined;
+  if (bash === undefined) return <Folded className="output" text={text} lines={10} />;
   return (
     <>
       <p className="exit">{bash.status}</p>
