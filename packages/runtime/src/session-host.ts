@@ -34,12 +34,12 @@ export type TaskRunner = (options: {
   resumeCalls?: readonly ToolCall[];
 }) => Promise<RunResult>;
 
-/** Options of `SessionHost.start`. */
 /** What a tool of a task said of its progress (`SessionHost.onToolProgress`). */
 export interface TaskToolProgress extends ToolProgressReport {
   taskId: string;
 }
 
+/** Options of `SessionHost.start`. */
 export interface StartOptions {
   /** A library user's reporter: awaited, its failure stops the run (ENG-7). */
   reporter?: Reporter;
@@ -217,7 +217,8 @@ export class SessionHost {
   /**
    * Calls `listener` with the progress the tools of the session's tasks report, from now until
    * the returned function is called. Progress is not a session event: it is not kept or
-   * numbered, and nobody who was not listening when it came gets it. A listener must not throw.
+   * numbered, and nobody who was not listening when it came gets it. A listener that throws
+   * misses that report; the others still get it.
    */
   onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
     this.progressListeners.add(listener);
@@ -232,7 +233,13 @@ export class SessionHost {
     resumeCalls?: readonly ToolCall[],
   ): Task {
     const taskReporter = createTaskReporter(this.events, taskId, options.reporter, (report) => {
-      for (const listener of this.progressListeners) listener({ ...report, taskId });
+      for (const listener of this.progressListeners) {
+        try {
+          listener({ ...report, taskId });
+        } catch {
+          // Progress is informational: a listener that fails misses it, and nobody else does.
+        }
+      }
     });
     this.approvals.setTask(taskId);
     const task = new Task(taskId, (signal) =>

@@ -236,7 +236,7 @@ describe('snapshots (RT-4)', () => {
 });
 
 describe('tool progress (not an event)', () => {
-  it('reaches every runtime of the session that listens, with the task id, and never the event log', async () => {
+  it('reaches every runtime of the session that listens, with the task id (a listener that throws misses it alone), never the event log', async () => {
     const workDir = await tempWorkspace();
     const steps: Tool = {
       definition: { name: 'steps', description: 'Reports three steps.', parameters: { type: 'object', properties: {} } },
@@ -253,6 +253,10 @@ describe('tool progress (not an event)', () => {
     const runner = await factory.createRuntime({ workDir, sessionId: 's1' });
     const watcher = await factory.createRuntime({ workDir, sessionId: 's1' });
     const heard: { runner: TaskToolProgress[]; watcher: TaskToolProgress[] } = { runner: [], watcher: [] };
+    // A listener that throws misses what it is told, and nobody else does.
+    runner.onToolProgress(() => {
+      throw new Error('a broken listener');
+    });
     runner.onToolProgress((progress) => heard.runner.push(progress));
     const stopWatching = watcher.onToolProgress((progress) => {
       heard.watcher.push(progress);
