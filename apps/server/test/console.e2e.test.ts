@@ -150,6 +150,22 @@ async function prompt(page: Page, id: string, text: string): Promise<void> {
   await panel.getByRole('textbox', { name: 'Message' }).press('Enter');
 }
 
+/** In a new session: sends `text`, whose reply is one bash call, and allows it once. */
+async function runBash(page: Page, text: string): Promise<string> {
+  const id = await newSession(page);
+  await prompt(page, id, text);
+  const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
+  await card.waitFor({ timeout: 10_000 });
+  await card.getByRole('button', { name: 'Allow once' }).click();
+  return id;
+}
+
+/** The bash call of a session: its result and its progress line. */
+function bashCall(page: Page, id: string) {
+  const call = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' });
+  return { result: call.getByTestId('tool-result'), progress: call.getByTestId('tool-progress') };
+}
+
 describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => {
   it('opens with the token, runs two sessions side by side, text streams into each', async () => {
     const page = await openConsole();
@@ -207,12 +223,8 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
 
   it('a command\'s colour codes are left out of its output in the page', async () => {
     const page = await openConsole();
-    const id = await newSession(page);
-    await prompt(page, id, 'colour please');
-    const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
-    await card.waitFor({ timeout: 10_000 });
-    await card.getByRole('button', { name: 'Allow once' }).click();
-    const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-result');
+    const id = await runBash(page, 'colour please');
+    const { result } = bashCall(page, id);
     await expect.poll(() => result.textContent(), { timeout: 10_000 }).toContain('all green');
     // eslint-disable-next-line no-control-regex -- the escape character must not be in the page
     expect(await result.textContent()).not.toMatch(/\[1;32m|\[0m|\u001b/);
@@ -221,19 +233,14 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
 
   it('a long tool shows its progress while it runs; interrupted, the task shows canceled', async () => {
     const page = await openConsole();
-    const id = await newSession(page);
-    await prompt(page, id, 'long job');
-    const card = session(page, id).getByRole('group', { name: 'Approval for bash' });
-    await card.waitFor({ timeout: 10_000 });
-    await card.getByRole('button', { name: 'Allow once' }).click();
+    const id = await runBash(page, 'long job');
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('running');
     // bash says how it is doing every 5 s: the page shows the latest under the call.
-    const progress = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-progress');
+    const { result, progress } = bashCall(page, id);
     await progress.waitFor({ timeout: 15_000 });
     expect(await progress.textContent()).toMatch(/^running for \d+(\.\d)?s; last output: "warming up"$/);
     await session(page, id).getByRole('button', { name: 'Interrupt' }).click();
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('canceled');
-    const result = session(page, id).getByTestId('tool-call').filter({ hasText: 'bash' }).getByTestId('tool-result');
     expect(await result.getAttribute('data-error')).toBe('true');
     // The call ended: its progress is gone.
     expect(await progress.count()).toBe(0);
