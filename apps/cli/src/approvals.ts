@@ -1,6 +1,7 @@
 import {
   ApprovalNotPendingError,
   PendingApprovals,
+  reasonShowsChars,
   type ApprovalHandler,
   type ApprovalPrompt,
 } from '@claw/approval';
@@ -121,8 +122,6 @@ export function approvalQuestion(prompt: ApprovalPrompt, style: Style): string {
 const previewLines = 20;
 /** Lines of a command shown in a question; a longer one is not shown in part. */
 const commandLines = 200;
-/** The policy's reason shows a command up to this many characters (`describeCall`). */
-const reasonShowsChars = 300;
 
 /**
  * What the answer to an approval depends on and the policy's one-line reason leaves out (each

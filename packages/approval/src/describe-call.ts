@@ -1,7 +1,10 @@
 import { canonicalJson } from './digest.js';
 
-/** Longest piece of an argument shown in a reason; the prompt carries the full arguments. */
-const maxShown = 300;
+/**
+ * Longest piece of an argument the policy's reason shows (`describeCall`); the prompt carries the
+ * full arguments, for a client to show what the reason leaves out.
+ */
+export const reasonShowsChars = 300;
 
 /**
  * What a tool call will do, in words, for the approval question: `write_file will write
@@ -31,5 +34,6 @@ export function describeCall(toolName: string, args: Record<string, unknown>): s
 }
 
 function shorten(text: string): string {
-  return text.length <= maxShown ? text : `${text.slice(0, maxShown)}… (${text.length} characters)`;
+  if (text.length <= reasonShowsChars) return text;
+  return `${text.slice(0, reasonShowsChars)}… (${text.length} characters)`;
 }

@@ -7,6 +7,7 @@ export {
 } from './errors.js';
 export type { Policy, PolicyVerdict } from './policy.js';
 export { DefaultPolicy, type DefaultPolicyOptions } from './default-policy.js';
+export { reasonShowsChars } from './describe-call.js';
 export { argumentDigest, canonicalJson } from './digest.js';
 export {
   grantKey,
