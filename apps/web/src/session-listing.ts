@@ -1,7 +1,6 @@
 // The server's session list between welcomes: `GET /api/sessions` (same origin, the token as a
 // Bearer header), so the list shows the live state of sessions the page has not opened.
-import type { ServerEventOf } from '@claw/channel/protocol';
-import { z } from 'zod';
+import { sessionListingSchema, type ServerEventOf } from '@claw/channel/protocol';
 import type { UnreadableSessions } from './state/types.js';
 
 export type ListedSessions = ServerEventOf<'welcome'>['sessions'];
@@ -11,20 +10,6 @@ export interface Listing {
   sessions: ListedSessions;
   unreadable: UnreadableSessions;
 }
-
-const listingSchema = z.object({
-  sessions: z.array(
-    z.object({
-      session_id: z.string().min(1),
-      state: z.enum(['idle', 'running', 'awaiting_approval']),
-      last_seq: z.number().int().nonnegative(),
-      updated_at: z.string(),
-    }),
-  ),
-  unreadable_sessions: z
-    .array(z.object({ session_id: z.string().min(1), reason: z.string() }))
-    .optional(),
-});
 
 /** The listing, or undefined when it could not be had (the socket stays the source of truth). */
 export async function fetchListing(
@@ -37,7 +22,7 @@ export async function fetchListing(
       cache: 'no-store',
     });
     if (!response.ok) return undefined;
-    const parsed = listingSchema.safeParse(await response.json());
+    const parsed = sessionListingSchema.safeParse(await response.json());
     if (!parsed.success) return undefined;
     return { sessions: parsed.data.sessions, unreadable: parsed.data.unreadable_sessions ?? [] };
   } catch {

@@ -168,23 +168,31 @@ export type WireMessage = z.infer<typeof wireMessageSchema>;
 
 const sessionState = z.enum(sessionRunStates);
 
+/**
+ * The sessions a server lists: in `welcome`, and as the answer of its `GET /api/sessions`.
+ */
+export const sessionListingSchema = z.object({
+  sessions: z.array(
+    z.object({
+      session_id: sessionId,
+      state: sessionState,
+      last_seq: z.number().int().nonnegative(),
+      updated_at: z.string(),
+    }),
+  ),
+  /** Stored sessions that cannot be read (damaged), left out of `sessions`; absent: none. */
+  unreadable_sessions: z
+    .array(z.object({ session_id: z.string(), reason: z.string() }))
+    .optional(),
+});
+
+export type SessionListing = z.infer<typeof sessionListingSchema>;
+
 export const connectionEventSchema = z.discriminatedUnion('type', [
-  z.object({
+  sessionListingSchema.extend({
     type: z.literal('welcome'),
     protocol: z.number().int(),
     server: z.object({ name: z.string(), version: z.string() }),
-    sessions: z.array(
-      z.object({
-        session_id: sessionId,
-        state: sessionState,
-        last_seq: z.number().int().nonnegative(),
-        updated_at: z.string(),
-      }),
-    ),
-    /** Stored sessions that cannot be read (damaged), left out of `sessions`; absent: none. */
-    unreadable_sessions: z
-      .array(z.object({ session_id: z.string(), reason: z.string() }))
-      .optional(),
   }),
   z.object({
     type: z.literal('session_opened'),
