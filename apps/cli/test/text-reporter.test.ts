@@ -2,7 +2,6 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
-import { describeToolProgress } from '@claw/channel/protocol';
 import { createTextReporter, modelWaitNotice, toolProgressEveryMs } from '../src/text-reporter.js';
 
 /** A reporter over two collected outputs (the answer, the activity), as `claw -p` has them. */
@@ -102,6 +101,7 @@ describe('the text reporter tells of a model that stays silent', () => {
     await pass(modelWaitNotice.firstMs);
     expect(text.answer).toBe('partial answer\n');
     expect(text.activity).toBe('… waiting for the model: 5 s so far\n');
+    reporter.taskEnded();
 
     const closed = new PassThrough();
     closed.destroy();
@@ -111,9 +111,13 @@ describe('the text reporter tells of a model that stays silent', () => {
       style: createStyle(false),
     });
     await onClosed.onThinking?.({ turn: 1 });
-    // The line cannot be written; that is no reason to fail (or crash) anything.
+    // The line cannot be written; that is no reason to fail (or crash) anything: the wait goes
+    // on (its next line is due), while a line the run waits for does fail.
     await pass(modelWaitNotice.firstMs * 2);
+    expect(vi.getTimerCount()).toBe(1);
+    await expect(onClosed.onToolCall?.({ id: 'c1', name: 'bash', arguments: '{}' })).rejects.toThrow();
     onClosed.taskEnded();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
@@ -155,12 +159,5 @@ describe('the text reporter shows the progress of running tools', () => {
     // A call never shown running has no progress to show either.
     await reporter.onToolProgress?.(report('call_unknown', 1, 'late'));
     expect(progressLines(text.activity)).toHaveLength(3);
-  });
-
-  it('describes progress with and without a message or a total', () => {
-    expect(describeToolProgress({ progress: 30, total: 100, message: 'Downloading' })).toBe('Downloading (30 of 100)');
-    expect(describeToolProgress({ progress: 30, message: ' Downloading ' })).toBe('Downloading');
-    expect(describeToolProgress({ progress: 30, total: 100 })).toBe('30 of 100');
-    expect(describeToolProgress({ progress: 30, message: '' })).toBe('30');
   });
 });
