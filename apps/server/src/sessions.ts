@@ -59,7 +59,10 @@ interface Entry {
   keeper: Runtime | undefined;
   /** The session as another instance owns it (SCALE-4); it stays after a takeover (`adopted`). */
   remote: RemoteSession | undefined;
-  /** Stops serving the requests other instances hand to this owner. */
+  /**
+   * Stops serving the requests other instances hand to this owner, and relaying its tools'
+   * progress to them.
+   */
   stopServing: (() => void) | undefined;
   /** A takeover under way. */
   takingOver: Promise<void> | undefined;
@@ -457,8 +460,8 @@ export class ServerSessions implements RuntimeSource {
   }
 
   /**
-   * Takes the session's lease here (its keeper), and serves the requests other instances' clients
-   * send to it.
+   * Takes the session's lease here (its keeper), serves the requests other instances' clients
+   * send to it, and relays its running tools' progress to them.
    *
    * @throws SessionLockedError when another instance owns it.
    */
@@ -471,10 +474,20 @@ export class ServerSessions implements RuntimeSource {
       approvalHandler: this.idleDenial(entry),
     });
     entry.keeper = keeper;
-    entry.stopServing = this.options.relay?.log.serve(
-      entry.sessionId,
-      relayHandler(keeper, { watched: () => this.watched(entry) }),
-    );
+    const relay = this.options.relay?.log;
+    if (relay !== undefined) {
+      const stopServing = relay.serve(
+        entry.sessionId,
+        relayHandler(keeper, { watched: () => this.watched(entry) }),
+      );
+      const stopRelaying = relay.publishProgress === undefined
+        ? () => undefined
+        : keeper.onToolProgress((report) => relay.publishProgress?.(entry.sessionId, report));
+      entry.stopServing = () => {
+        stopServing();
+        stopRelaying();
+      };
+    }
     return keeper;
   }
 

@@ -453,10 +453,12 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     expect(await markerLines(workDir), story).toEqual(['ran']);
   }, 45_000);
 
-  it('an interrupt sent through B cancels A\'s task: both clients see task_canceled and the tool process is gone', async () => {
+  it('B\'s client sees the progress of A\'s running command as A\'s does, and an interrupt sent through B cancels it: both see task_canceled, the process is gone', async () => {
     const tag = sleepTag(30);
     const workDir = await folder();
-    model = await FakeOpenAIServer.start({ turns: modelTurns({ 'long job': `echo ran >> ${markerFile}; sleep ${tag}` }) });
+    model = await FakeOpenAIServer.start({
+      turns: modelTurns({ 'long job': `echo ran >> ${markerFile}; echo started; sleep ${tag}` }),
+    });
     const url = await cluster().createDatabase();
     const a = await startServer(workDir, url);
     const b = await startServer(workDir, url);
@@ -468,6 +470,13 @@ describe.skipIf(!postgresAvailable())('claw-server instances sharing PostgreSQL 
     // Still running a moment later: only the interrupt stops it.
     await delay(300);
     expect(await processesWith(`sleep ${tag}`)).not.toEqual([]);
+    // bash reports its progress 5 s into the command; A relays it to B (not stored: no seq).
+    const progressOnA = await a.client.next('tool_progress', () => true, 0, 15_000);
+    const progressOnB = await b.client.next('tool_progress', () => true, 0, 10_000);
+    expect(progressOnA).toMatchObject({ session_id: 'interrupt-1', task_id: call.task_id, tool_call_id: call.tool_call_id, tool_name: 'bash' });
+    expect(progressOnA.message).toContain('last output: "started"');
+    expect(progressOnB).toEqual(progressOnA);
+    expect('seq' in progressOnB).toBe(false);
 
     const from = b.client.events.length;
     b.client.send({ type: 'interrupt', session_id: 'interrupt-1' });

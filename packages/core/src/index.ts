@@ -51,6 +51,7 @@ export {
   type ToolResult,
 } from './tools.js';
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
+export { Listeners } from './listeners.js';
 export {
   parseConfigJson,
   readOptionalConfig,
@@ -70,6 +71,7 @@ export type {
 export type {
   ModelRetryReport,
   Reporter,
+  TaskToolProgress,
   ToolProgressReport,
   ToolResultReport,
   UsageReport,

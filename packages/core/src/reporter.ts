@@ -17,6 +17,14 @@ export interface ToolProgressReport extends ToolProgress {
   toolName: string;
 }
 
+/**
+ * A running tool's progress as a session's task reports it to whoever follows the session
+ * (clients of this process, and of others through a shared store): best effort, never stored.
+ */
+export interface TaskToolProgress extends ToolProgressReport {
+  taskId: string;
+}
+
 /** What the reporter is told when a model call failed and is tried again (`ModelRetry`). */
 export interface ModelRetryReport extends Omit<ModelRetry, 'error'> {
   /** Why the attempt failed: the error's message. */

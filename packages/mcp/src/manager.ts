@@ -1,5 +1,6 @@
 import {
   defaultMaxOutputBytes,
+  Listeners,
   raceAbort,
   type Tool,
   type ToolDefinition,
@@ -58,7 +59,7 @@ export class McpServers {
   readonly config: McpConfig;
   private readonly connections: McpConnection[];
   private readonly maxOutputBytes: number;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Listeners<void>();
   private current: Map<string, { tool: Tool; server: string }> | undefined;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
@@ -145,8 +146,7 @@ export class McpServers {
 
   /** Calls `listener` whenever tools or states change; returns the function that stops it. */
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   /** Closes every server (HTTP sessions deleted, child processes killed). Idempotent. */
@@ -172,13 +172,7 @@ export class McpServers {
 
   private changed(): void {
     this.current = undefined;
-    for (const listener of this.listeners) {
-      try {
-        listener();
-      } catch {
-        // A listener's failure is its own.
-      }
-    }
+    this.listeners.emit();
   }
 }
 

@@ -27,8 +27,9 @@ export {
   type SessionView,
   type StartOptions,
   type TaskRunner,
-  type TaskToolProgress,
 } from './session-host.js';
+/** Kept here too: it was first exported by this package. */
+export type { TaskToolProgress } from '@claw/core';
 export { SessionApprovals, type ApprovalResponder } from './session-approvals.js';
 export {
   commandEnvironment,

@@ -1,11 +1,17 @@
 import { ApprovalNotPendingError } from '@claw/approval';
-import { errorMessage, type ApprovalDecision, type SessionEvent, type SessionRunState } from '@claw/core';
+import {
+  errorMessage,
+  type ApprovalDecision,
+  type SessionEvent,
+  type SessionRunState,
+  type TaskToolProgress,
+} from '@claw/core';
 import type { RelayReply, RelayRequest } from '@claw/session-store';
 import { SessionBusyError } from './errors.js';
 import type { CursorExpiredError, SubscriberBound } from './event-log.js';
 import type { RemoteSession } from './remote-session.js';
 import type { Runtime } from './runtime.js';
-import type { SessionView, TaskToolProgress } from './session-host.js';
+import type { SessionView } from './session-host.js';
 
 /**
  * What a client (a channel connection) needs of its handle on a session: a {@link Runtime} when
@@ -78,11 +84,11 @@ export class RemoteRuntime implements RuntimeHandle {
   }
 
   /**
-   * Progress is not relayed between processes (it is not a session event): a task that runs in
-   * another process is followed by its events only. Returns the unsubscribe, which does nothing.
+   * The progress of the session's running tools as the owner relays it: best effort (the relay
+   * may drop reports, or relay none); the task itself is followed by its events.
    */
-  onToolProgress(): () => void {
-    return () => undefined;
+  onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
+    return this.remote.onToolProgress(listener);
   }
 
   start(prompt: string): Promise<{ readonly id: string }> {

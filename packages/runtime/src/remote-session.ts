@@ -1,9 +1,11 @@
 import { ApprovalNotPendingError } from '@claw/approval';
 import {
   ClawError,
+  Listeners,
   type ApprovalDecision,
   type SessionEvent,
   type SessionRunState,
+  type TaskToolProgress,
 } from '@claw/core';
 import {
   SessionReplica,
@@ -66,6 +68,9 @@ export class RemoteSession {
   private resume: (() => void) | undefined;
   private readonly following: Promise<void>;
   private readonly bridge = new AbortController();
+  private readonly progress = new Listeners<TaskToolProgress>();
+  /** Stops hearing the progress the owner relays (or, once adopted, the local runtime's). */
+  private stopProgress: () => void;
 
   private constructor(options: RemoteSessionOptions, stored: StoredLog) {
     this.options = options;
@@ -88,6 +93,9 @@ export class RemoteSession {
         : { subscriberBound: options.subscriberBound }),
     });
     this.following = this.follow();
+    this.stopProgress =
+      options.relay.onProgress?.(options.sessionId, (report) => this.progress.emit(report)) ??
+      (() => undefined);
   }
 
   /**
@@ -143,6 +151,15 @@ export class RemoteSession {
   }
 
   /**
+   * Calls `listener` with the progress of the session's running tools, as the owner relays it
+   * (when the relay can: `SessionRelay.onProgress`), or as the runtime here reports it once the
+   * session was taken over. Best effort: not kept, not numbered.
+   */
+  onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
+    return this.progress.add(listener);
+  }
+
+  /**
    * Starts a task through the owner (or here, once adopted).
    *
    * @throws SessionBusyError when a task runs; ClawError with the owner's code otherwise.
@@ -187,6 +204,8 @@ export class RemoteSession {
   adopt(local: Runtime): void {
     if (this.local !== undefined || this.closed) return;
     this.local = local;
+    this.stopProgress();
+    this.stopProgress = local.onToolProgress((report) => this.progress.emit(report));
     this.poke();
     void this.pipe(local);
   }
@@ -225,6 +244,8 @@ export class RemoteSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.stopProgress();
+    this.progress.clear();
     this.bridge.abort();
     this.poke();
     await this.following;

@@ -1,10 +1,16 @@
 import type { ApprovalMode } from '@claw/approval';
-import type { ApprovalDecision, Reporter, SessionEvent, SessionRunState } from '@claw/core';
+import type {
+  ApprovalDecision,
+  Reporter,
+  SessionEvent,
+  SessionRunState,
+  TaskToolProgress,
+} from '@claw/core';
 import type { RunResult } from '@claw/engine';
 import type { PersistentSession } from '@claw/session-store';
 import { RuntimeClosedError } from './errors.js';
 import type { CursorExpiredError, SubscriberBound } from './event-log.js';
-import type { SessionHost, SessionView, TaskToolProgress } from './session-host.js';
+import type { SessionHost, SessionView } from './session-host.js';
 import type { Task } from './task.js';
 
 export interface RuntimeOptions {

@@ -1,12 +1,13 @@
 import type { ApprovalHandler, ApprovalMode } from '@claw/approval';
 import {
   errorMessage,
+  Listeners,
   type Message,
   type Reporter,
   type SessionEventOf,
   type SessionRunState,
+  type TaskToolProgress,
   type ToolCall,
-  type ToolProgressReport,
 } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 import {
@@ -33,11 +34,6 @@ export type TaskRunner = (options: {
   /** Calls to make again instead of starting from the prompt (see `RunOptions.resumeCalls`). */
   resumeCalls?: readonly ToolCall[];
 }) => Promise<RunResult>;
-
-/** What a tool of a task said of its progress (`SessionHost.onToolProgress`). */
-export interface TaskToolProgress extends ToolProgressReport {
-  taskId: string;
-}
 
 /** Options of `SessionHost.start`. */
 export interface StartOptions {
@@ -98,7 +94,7 @@ export class SessionHost {
   private attached = 0;
   private releasing: Promise<void> | undefined;
   /** Who hears the progress of the tools of the session's tasks (see `onToolProgress`). */
-  private readonly progressListeners = new Set<(progress: TaskToolProgress) => void>();
+  private readonly progressListeners = new Listeners<TaskToolProgress>();
 
   constructor(options: SessionHostOptions) {
     this.lease = options.lease;
@@ -221,8 +217,7 @@ export class SessionHost {
    * misses that report; the others still get it.
    */
   onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
-    this.progressListeners.add(listener);
-    return () => this.progressListeners.delete(listener);
+    return this.progressListeners.add(listener);
   }
 
   /** Runs the task `taskId` (its `task_started` is already in the events). */
@@ -233,13 +228,7 @@ export class SessionHost {
     resumeCalls?: readonly ToolCall[],
   ): Task {
     const taskReporter = createTaskReporter(this.events, taskId, options.reporter, (report) => {
-      for (const listener of this.progressListeners) {
-        try {
-          listener({ ...report, taskId });
-        } catch {
-          // Progress is informational: a listener that fails misses it, and nobody else does.
-        }
-      }
+      this.progressListeners.emit({ ...report, taskId });
     });
     this.approvals.setTask(taskId);
     const task = new Task(taskId, (signal) =>

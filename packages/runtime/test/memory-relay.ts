@@ -1,3 +1,4 @@
+import { Listeners, type TaskToolProgress } from '@claw/core';
 import {
   MemorySessionLog,
   SessionStore,
@@ -12,11 +13,12 @@ import type { SessionSource } from '../src/index.js';
 /**
  * A shared log in memory (SCALE-4): what a process that does not own a session reads of it, and
  * the owner's handler that its requests reach, in one process. Wake-ups are not sent: readers
- * find new records by their poll.
+ * find new records by their poll. Progress reaches its listeners at once, every report.
  */
 export class MemoryRelay extends MemorySessionLog implements SessionRelay {
   readonly instanceId = 'this-instance';
   private readonly handlers = new Map<string, (request: RelayRequest) => Promise<RelayReply>>();
+  private readonly progress = new Map<string, Listeners<TaskToolProgress>>();
 
   async readSince(
     id: string,
@@ -48,6 +50,16 @@ export class MemoryRelay extends MemorySessionLog implements SessionRelay {
     return () => {
       if (this.handlers.get(id) === handle) this.handlers.delete(id);
     };
+  }
+
+  publishProgress(id: string, progress: TaskToolProgress): void {
+    this.progress.get(id)?.emit(progress);
+  }
+
+  onProgress(id: string, listener: (progress: TaskToolProgress) => void): () => void {
+    const listeners = this.progress.get(id) ?? new Listeners<TaskToolProgress>();
+    this.progress.set(id, listeners);
+    return listeners.add(listener);
   }
 
   /** The sessions of a runtime factory, stored in this log. */

@@ -1,4 +1,4 @@
-import { ClawError, type SessionEvent } from '@claw/core';
+import { ClawError, type SessionEvent, type TaskToolProgress, type Tool } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CursorExpiredError,
@@ -158,5 +158,43 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     expect(refused).toMatchObject({ code: 'session_busy', taskId: running.id });
     await remote.cancel('enough', 'client');
     await local.idle();
+  });
+
+  it('tells its clients the progress the owner relays; after the takeover the runtime here\'s, and no longer the relay\'s', async () => {
+    const workDir = await tempWorkspace();
+    const relay = new MemoryRelay();
+    const steps: Tool = {
+      definition: { name: 'steps', description: 'Reports two steps.', parameters: { type: 'object', properties: {} } },
+      risk: 'safe',
+      execute: async (_args, context) => {
+        for (let step = 1; step <= 2; step += 1) context.onProgress?.({ progress: step, total: 2, message: `step ${step}` });
+        return { content: 'stepped' };
+      },
+    };
+    const { factory } = scriptedFactory(
+      [{ toolCalls: [{ id: 'c1', name: 'steps', arguments: {} }] }, { text: 'done' }],
+      { tools: [steps], sessions: sessionsOf(relay) },
+    );
+    const remote = await follow(relay, workDir);
+    const heard: TaskToolProgress[] = [];
+    const stop = remote.onToolProgress((progress) => heard.push(progress));
+    const relayed = { taskId: 'task-1', toolCallId: 'c0', toolName: 'bash', progress: 5000, message: 'running for 5s' };
+    relay.publishProgress('s', relayed);
+    expect(heard).toEqual([relayed]);
+
+    const local = await factory.createRuntime({ workDir, sessionId: 's' });
+    remote.adopt(local);
+    // Whatever the relay still brings (this process's own reports come back to it) is not told twice.
+    relay.publishProgress('s', { ...relayed, progress: 10_000 });
+    const task = await remote.start('step through', 'client');
+    await local.idle();
+    expect(heard).toEqual([
+      relayed,
+      ...[1, 2].map((step) => ({ taskId: task.id, toolCallId: 'c1', toolName: 'steps', progress: step, total: 2, message: `step ${step}` })),
+    ]);
+
+    stop();
+    relay.publishProgress('s', relayed);
+    expect(heard).toHaveLength(3);
   });
 });

@@ -18,7 +18,7 @@ export {
 export { PgSessions } from './pg-sessions.js';
 export { WorkspaceUnavailableError, workspaceIdOf, workspaceIdPath } from './workspace-id.js';
 export { PgListener, type PgListenerOptions } from './listener.js';
-export { changesChannel, inboxChannel } from './relay.js';
+export { changesChannel, inboxChannel, progressChannel, progressEveryMs } from './relay.js';
 export {
   PgAuditLog,
   type PgAuditEntriesOptions,

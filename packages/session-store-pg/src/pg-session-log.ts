@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { errorMessage } from '@claw/core';
+import { errorMessage, type TaskToolProgress } from '@claw/core';
 import {
   SessionLockedError,
   SessionLogError,
@@ -592,6 +592,15 @@ export class PgSessionLog implements SessionRelay {
 
   serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void {
     return this.relay.serve(id, handle);
+  }
+
+  /** A NOTIFY carrying the report, at most one a tool call every second (`progressEveryMs`). */
+  publishProgress(id: string, progress: TaskToolProgress): void {
+    this.relay.publishProgress(id, progress);
+  }
+
+  onProgress(id: string, listener: (progress: TaskToolProgress) => void): () => void {
+    return this.relay.onProgress(id, listener);
   }
 
   /**

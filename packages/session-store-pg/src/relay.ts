@@ -1,4 +1,4 @@
-import { errorMessage } from '@claw/core';
+import { errorMessage, Listeners, type TaskToolProgress } from '@claw/core';
 import {
   SessionLogError,
   type LogRecord,
@@ -14,6 +14,17 @@ import { readError, recordsOf, type ChangeRow } from './rows.js';
 export const changesChannel = 'claw_changes';
 /** The channel of the inbox: `["request", sessionId]` or `["reply", sessionId, requestRowId]`. */
 export const inboxChannel = 'claw_inbox';
+/**
+ * The channel of running tools' progress (`publishProgress`): the payload is `[sessionId, taskId,
+ * toolCallId, toolName, progress, total | null, message | null]`. Unlike the other two it carries
+ * the data itself: progress is never stored, so one lost is simply not shown.
+ */
+export const progressChannel = 'claw_progress';
+
+/** The least time between two progress reports of one tool call sent to other instances, in ms. */
+export const progressEveryMs = 1000;
+/** NOTIFY refuses payloads of 8000 bytes or more; a message is shortened to stay below this. */
+const maxProgressPayloadBytes = 7000;
 
 /** Options of {@link PgRelay}. */
 export interface PgRelayOptions {
@@ -38,6 +49,9 @@ export class PgRelay {
   private readonly changeWaiters: Waiters = new Map();
   private readonly requestWaiters: Waiters = new Map();
   private readonly replyWaiters = new Map<string, () => void>();
+  private readonly progressListeners = new Map<string, Listeners<TaskToolProgress>>();
+  /** When each tool call's progress was last published, by session and call. */
+  private readonly progressSentAt = new Map<string, number>();
   private listener: PgListener | undefined;
   /** The sessions this instance serves (one entry per `serve`), for the shared poll. */
   private readonly served = new Set<{ id: string; drain: () => void }>();
@@ -61,7 +75,7 @@ export class PgRelay {
         ...(this.options.pool.options as pg.ClientConfig),
         application_name: `claw ${this.options.instanceId} listen`.slice(0, 63),
       },
-      channels: [changesChannel, inboxChannel],
+      channels: [changesChannel, inboxChannel, progressChannel],
       onNotification: (channel, payload) => this.notified(channel, payload),
       // Whatever was sent while it was down is lost: every waiter looks again.
       onConnected: () => {
@@ -88,7 +102,41 @@ export class PgRelay {
       wakeAll(this.requestWaiters, parsed[1]);
     } else if (channel === inboxChannel && parsed[0] === 'reply') {
       this.replyWaiters.get(String(parsed[2]))?.();
+    } else if (channel === progressChannel) {
+      const progress = progressOf(parsed);
+      if (progress === undefined) return;
+      this.progressListeners.get(progress.sessionId)?.emit(progress.report);
     }
+  }
+
+  publishProgress(id: string, progress: TaskToolProgress): void {
+    const key = `${id}\n${progress.toolCallId}`;
+    const now = Date.now();
+    const last = this.progressSentAt.get(key);
+    if (last !== undefined && now - last < progressEveryMs) return;
+    // Calls that ended are forgotten once the map grows (progress has no end of its own).
+    if (this.progressSentAt.size >= 256) this.progressSentAt.clear();
+    this.progressSentAt.set(key, now);
+    const payload = progressPayload(id, progress);
+    if (payload === undefined) return;
+    this.options.pool.query('SELECT pg_notify($1, $2)', [progressChannel, payload])
+      .catch(() => undefined);
+  }
+
+  onProgress(id: string, listener: (progress: TaskToolProgress) => void): () => void {
+    void this.listen();
+    let listeners = this.progressListeners.get(id);
+    if (listeners === undefined) {
+      listeners = new Listeners();
+      this.progressListeners.set(id, listeners);
+    }
+    const remove = listeners.add(listener);
+    const own = listeners;
+    return () => {
+      remove();
+      if (own.size > 0 || this.progressListeners.get(id) !== own) return;
+      this.progressListeners.delete(id);
+    };
   }
 
   watch(id: string, wake: () => void): () => void {
@@ -337,4 +385,52 @@ function addWaiter(waiters: Waiters, id: string, wake: () => void): () => void {
 
 function wakeAll(waiters: Waiters, id: string): void {
   for (const wake of waiters.get(id) ?? []) wake();
+}
+
+/**
+ * The NOTIFY payload of one progress report, its message shortened until the payload fits;
+ * undefined when even the report without a message does not (ids of absurd length).
+ */
+function progressPayload(id: string, progress: TaskToolProgress): string | undefined {
+  let message = progress.message;
+  for (;;) {
+    const payload = JSON.stringify([
+      id,
+      progress.taskId,
+      progress.toolCallId,
+      progress.toolName,
+      progress.progress,
+      progress.total ?? null,
+      message ?? null,
+    ]);
+    if (Buffer.byteLength(payload) < maxProgressPayloadBytes) return payload;
+    if (message === undefined || message.length === 0) return undefined;
+    message = message.length > 16 ? `${message.slice(0, Math.floor(message.length / 2))}…` : '';
+  }
+}
+
+/** Reads a progress payload; undefined when it is not one (another sender's, a future shape). */
+function progressOf(
+  parsed: unknown[],
+): { sessionId: string; report: TaskToolProgress } | undefined {
+  const [sessionId, taskId, toolCallId, toolName, progress, total, message] = parsed;
+  if (
+    typeof sessionId !== 'string' || typeof taskId !== 'string' ||
+    typeof toolCallId !== 'string' || typeof toolName !== 'string' ||
+    typeof progress !== 'number' || !(total === null || typeof total === 'number') ||
+    !(message === null || typeof message === 'string')
+  ) {
+    return undefined;
+  }
+  return {
+    sessionId,
+    report: {
+      taskId,
+      toolCallId,
+      toolName,
+      progress,
+      ...(total === null ? {} : { total }),
+      ...(message === null ? {} : { message }),
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@claw/core';
+import { sleep, type SessionEvent, type TaskToolProgress } from '@claw/core';
 import {
   SessionLogError,
   type LogRecord,
@@ -6,7 +6,7 @@ import {
   type RelayRequest,
 } from '@claw/session-store';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { keptAfterCompaction, type PgSessionLog } from '../src/index.js';
+import { keptAfterCompaction, progressChannel, progressEveryMs, type PgSessionLog } from '../src/index.js';
 import { postgresAvailable } from '../src/testing/index.js';
 import { ManualTimers, closeLogs, emptySnapshot, openLog, sharedCluster } from './fixtures.js';
 
@@ -98,6 +98,57 @@ function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {})
 describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCALE-4)', () => {
   const { freshDatabase } = sharedCluster();
   afterEach(closeLogs);
+
+  it('relays a running tool\'s progress to the other instances: one report a call a second, long messages shortened, nothing else taken for one', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b' });
+    const heard: TaskToolProgress[] = [];
+    const ofOther: TaskToolProgress[] = [];
+    const stop = b.onProgress('s', (progress) => heard.push(progress));
+    b.onProgress('t', (progress) => ofOther.push(progress));
+    const counter = wakeCounter();
+    b.watch('s', counter.wake);
+    await untilListening(counter);
+    const byCall = () => [...heard].sort((x, y) => x.toolCallId.localeCompare(y.toolCallId));
+
+    const report = { taskId: 'task-1', toolCallId: 'c1', toolName: 'bash', progress: 5000, message: 'running for 5s; last output: "PASS"' };
+    a.publishProgress('s', report);
+    // The same call again within a second: left out. Another call: sent.
+    a.publishProgress('s', { ...report, progress: 6000 });
+    const counted = { taskId: 'task-1', toolCallId: 'c2', toolName: 'mcp_fs_scan', progress: 1, total: 4 };
+    a.publishProgress('s', counted);
+    a.publishProgress('s', { ...report, toolCallId: 'c3', message: `${'é'.repeat(9000)}end` });
+    // Not progress: a payload of another shape, or not JSON, on the same channel.
+    await a.pool.query('SELECT pg_notify($1, $2)', [progressChannel, 'not json']);
+    await a.pool.query('SELECT pg_notify($1, $2)', [progressChannel, JSON.stringify(['s', 'task-1', 'c9', 'bash', 'five'])]);
+    await vi.waitFor(() => expect(heard).toHaveLength(3), { timeout: 5_000, interval: 10 });
+    const [first, second, long] = byCall();
+    expect(first).toEqual(report);
+    expect(second).toEqual(counted);
+    expect(long).toMatchObject({ toolCallId: 'c3', progress: 5000 });
+    expect(long?.message?.startsWith('éé')).toBe(true);
+    expect(long?.message?.endsWith('…')).toBe(true);
+    expect(Buffer.byteLength(long?.message ?? '')).toBeLessThan(8000);
+
+    // A second later the call's next report goes out.
+    await sleep(progressEveryMs + 50);
+    a.publishProgress('s', { ...report, progress: 7000 });
+    await vi.waitFor(() => expect(heard).toHaveLength(4), { timeout: 5_000, interval: 10 });
+    expect(heard[3]).toEqual({ ...report, progress: 7000 });
+    expect(heard.map((progress) => progress.progress)).not.toContain(6000);
+
+    // Unsubscribed: no more for it; the other session's listener still hears its own.
+    stop();
+    a.publishProgress('s', { ...report, toolCallId: 'c4' });
+    a.publishProgress('t', { ...report, toolCallId: 'c5' });
+    await vi.waitFor(() => expect(ofOther).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    expect(ofOther[0]).toMatchObject({ toolCallId: 'c5' });
+    expect(heard).toHaveLength(4);
+    // Never stored.
+    const stored = await a.pool.query('SELECT count(*)::int AS n FROM claw_changes');
+    expect(stored.rows[0]).toEqual({ n: 0 });
+  });
 
   it('reads records by seq, in order with their changes, at most limit of them, and nothing new as empty', async () => {
     const url = await freshDatabase();

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, Message, SessionEvent } from '@claw/core';
+import type { ApprovalDecision, Message, SessionEvent, TaskToolProgress } from '@claw/core';
 import type { LogRecord, SessionLog, StoredLog } from './session-log.js';
 import {
   applyRecord,
@@ -66,6 +66,18 @@ export interface SessionRelay extends SessionLog {
    * until the returned function is called.
    */
   serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void;
+  /**
+   * As the owner of `id`: tells the other processes following it how one of its running tools
+   * gets on. Best effort, like progress itself: never stored, never replayed, never throws; a
+   * relay may drop reports (to at most one a tool call every so often) and shorten messages.
+   * Optional: a relay without it relays no progress.
+   */
+  publishProgress?(id: string, progress: TaskToolProgress): void;
+  /**
+   * Calls `listener` with the progress the owner of `id` publishes (`publishProgress`), from
+   * now until the returned function is called. A listener that throws misses that report alone.
+   */
+  onProgress?(id: string, listener: (progress: TaskToolProgress) => void): () => void;
 }
 
 /**
