@@ -2,14 +2,13 @@ import { HttpError, RetryingProvider } from '@claw/provider';
 import { ScriptedProvider } from '@claw/testing';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Tool } from '@claw/core';
 import {
   CursorExpiredError,
   RuntimeFactory,
   SubscriberLaggedError,
   type TaskToolProgress,
 } from '../src/index.js';
-import { cleanUp, isTaskEnd, scriptedFactory, settings, take, tempWorkspace, until } from './helpers.js';
+import { cleanUp, isTaskEnd, progressSteps, scriptedFactory, settings, take, tempWorkspace, until } from './helpers.js';
 
 afterEach(cleanUp);
 
@@ -238,17 +237,9 @@ describe('snapshots (RT-4)', () => {
 describe('tool progress (not an event)', () => {
   it('reaches every runtime of the session that listens, with the task id (a listener that throws misses it alone), never the event log', async () => {
     const workDir = await tempWorkspace();
-    const steps: Tool = {
-      definition: { name: 'steps', description: 'Reports three steps.', parameters: { type: 'object', properties: {} } },
-      risk: 'safe',
-      execute: async (_args, context) => {
-        for (let step = 1; step <= 3; step += 1) context.onProgress?.({ progress: step, total: 3, message: `step ${step}` });
-        return { content: 'stepped' };
-      },
-    };
     const { factory } = scriptedFactory(
       [{ toolCalls: [{ id: 'c1', name: 'steps', arguments: {} }] }, { text: 'done' }],
-      { tools: [steps] },
+      { tools: [progressSteps(3)] },
     );
     const runner = await factory.createRuntime({ workDir, sessionId: 's1' });
     const watcher = await factory.createRuntime({ workDir, sessionId: 's1' });

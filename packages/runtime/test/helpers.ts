@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionEvent } from '@claw/core';
+import type { SessionEvent, Tool } from '@claw/core';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { ScriptedProvider, type ScriptedStep } from '@claw/testing';
 import {
@@ -89,4 +89,16 @@ export async function eventually(check: () => boolean, what = 'the condition'): 
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A tool `steps` that reports `count` steps of progress (`step 1` … of `count`), then returns. */
+export function progressSteps(count: number): Tool {
+  return {
+    definition: { name: 'steps', description: `Reports ${count} steps.`, parameters: { type: 'object', properties: {} } },
+    risk: 'safe',
+    execute: async (_args, context) => {
+      for (let step = 1; step <= count; step += 1) context.onProgress?.({ progress: step, total: count, message: `step ${step}` });
+      return { content: 'stepped' };
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { ClawError, type SessionEvent, type TaskToolProgress, type Tool } from '@claw/core';
+import { ClawError, type SessionEvent, type TaskToolProgress } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CursorExpiredError,
@@ -12,6 +12,7 @@ import {
   cleanUp,
   eventually,
   isTaskEnd,
+  progressSteps,
   scriptedFactory,
   take,
   tempWorkspace,
@@ -163,17 +164,9 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
   it('tells its clients the progress the owner relays; after the takeover the runtime here\'s, and no longer the relay\'s', async () => {
     const workDir = await tempWorkspace();
     const relay = new MemoryRelay();
-    const steps: Tool = {
-      definition: { name: 'steps', description: 'Reports two steps.', parameters: { type: 'object', properties: {} } },
-      risk: 'safe',
-      execute: async (_args, context) => {
-        for (let step = 1; step <= 2; step += 1) context.onProgress?.({ progress: step, total: 2, message: `step ${step}` });
-        return { content: 'stepped' };
-      },
-    };
     const { factory } = scriptedFactory(
       [{ toolCalls: [{ id: 'c1', name: 'steps', arguments: {} }] }, { text: 'done' }],
-      { tools: [steps], sessions: sessionsOf(relay) },
+      { tools: [progressSteps(2)], sessions: sessionsOf(relay) },
     );
     const remote = await follow(relay, workDir);
     const heard: TaskToolProgress[] = [];
