@@ -52,8 +52,12 @@ Environment:
 
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
+  line \\ + Enter       go on on the next line (one task of several lines)
+  pasted text          one task, whatever its lines: press Enter to send it
   y / a / n            answer an approval question: allow once, allow for this session, deny
-  Ctrl-C               cancel the running task (and its question); when idle, quit
+                       (typed: pasted text never answers one)
+  Ctrl-C               cancel the running task (and its question); drop a task of several
+                       lines being entered; when idle, quit
 
 Exit status:
   0    the task completed (REPL: /exit or end of input)

@@ -6,24 +6,71 @@ export type InputStream = Readable & { isTTY?: boolean };
 export interface LineInputOptions {
   input: InputStream;
   /** Where a terminal echoes typed text and the prompt (only used on a terminal). */
-  echo: Writable;
+  echo: Writable & { isTTY?: boolean };
   /** The prompt a terminal redraws with the line being typed. */
   prompt: string;
+  /**
+   * The prompt of a line that continues the one before (which ended with `\`). Without it, a
+   * backslash at the end of a line is just a character.
+   */
+  continuation?: string;
 }
 
+/** What was entered: one line, or several (pasted, or continued with `\`). */
+export interface InputEntry {
+  /** Its lines joined with "\n"; a continued line without its backslash. */
+  text: string;
+  /** True when any of it was pasted (the terminal marked it: bracketed paste), not typed. */
+  pasted: boolean;
+}
+
+/** Asks the terminal to mark pasted text (bracketed paste), and to stop. */
+export const bracketedPaste = { on: '\x1b[?2004h', off: '\x1b[?2004l' } as const;
+
 /**
- * The one reader of stdin (CLI-1): lines, the end of input, and Ctrl-C typed on a terminal
+ * The one reader of stdin (CLI-1): entries, the end of input, and Ctrl-C typed on a terminal
  * (which a terminal in raw mode delivers as a key, not as a signal). Nothing else in the app
  * reads stdin, so nothing can steal a line.
+ *
+ * On a terminal, pasted text is one entry, whatever lines it has: the terminal is asked to mark
+ * pastes (bracketed paste; when the echo goes to it too), the lines of one are gathered, and the
+ * entry is complete when Enter is pressed after it (the user can look at it, and add to it,
+ * first). So a paste never sends its lines one by one, and the entry says it was pasted (a
+ * question must be answered by typing).
+ * With `continuation`, a line ending with `\` goes on on the next line.
  */
 export class LineInput {
   /** True when stdin is a terminal (line editing, Ctrl-C as a key). */
   readonly terminal: boolean;
+  /** True when the terminal was asked to mark pastes (its echo is a terminal too). */
+  private readonly marksPastes: boolean;
   private readonly readline: Interface;
+  private readonly options: LineInputOptions;
   private closed = false;
+  private readonly listeners: Array<(entry: InputEntry) => void> = [];
+  /** The lines of the entry under way, before the current one. */
+  private pending: string[] = [];
+  private pendingPasted = false;
+  /** Between the terminal's marks of the start and the end of a paste. */
+  private pasting = false;
+  private readonly onKeypress = (_text: unknown, key: { name?: string } | undefined): void => {
+    if (key?.name === 'paste-start') {
+      this.pasting = true;
+      this.pendingPasted = true;
+    } else if (key?.name === 'paste-end') {
+      this.pasting = false;
+    }
+  };
+
+  /** Leaves the terminal as it was, even when the process ends without `close()`. */
+  private readonly onExit = (): void => {
+    this.options.echo.write(bracketedPaste.off);
+  };
 
   constructor(options: LineInputOptions) {
+    this.options = options;
     this.terminal = options.input.isTTY === true;
+    this.marksPastes = this.terminal && options.echo.isTTY === true;
     this.readline = createInterface({
       input: options.input,
       ...(this.terminal ? { output: options.echo } : {}),
@@ -33,10 +80,19 @@ export class LineInput {
     this.readline.on('close', () => {
       this.closed = true;
     });
+    this.readline.on('line', (line) => this.line(line));
+    if (this.terminal) {
+      // readline made the input emit keypresses; its own listener comes first.
+      options.input.on('keypress', this.onKeypress);
+    }
+    if (this.marksPastes) {
+      options.echo.write(bracketedPaste.on);
+      process.once('exit', this.onExit);
+    }
   }
 
-  onLine(listener: (line: string) => void): void {
-    this.readline.on('line', listener);
+  onEntry(listener: (entry: InputEntry) => void): void {
+    this.listeners.push(listener);
   }
 
   /** End of input (Ctrl-D, a closed pipe) or `close()`. */
@@ -44,9 +100,14 @@ export class LineInput {
     this.readline.on('close', listener);
   }
 
-  /** Ctrl-C typed on a terminal. */
+  /**
+   * Ctrl-C typed on a terminal. While an entry of several lines is under way, Ctrl-C drops it
+   * (and shows the prompt afresh) instead: `listener` is not called then.
+   */
   onInterrupt(listener: () => void): void {
-    this.readline.on('SIGINT', listener);
+    this.readline.on('SIGINT', () => {
+      if (!this.dropPending()) listener();
+    });
   }
 
   /** Shows the prompt on a terminal (readline redraws it with the typed text). */
@@ -59,5 +120,51 @@ export class LineInput {
     if (this.closed) return;
     this.closed = true;
     this.readline.close();
+    this.options.input.off('keypress', this.onKeypress);
+    if (this.marksPastes) {
+      process.off('exit', this.onExit);
+      this.onExit();
+    }
+  }
+
+  private line(line: string): void {
+    if (this.pasting) {
+      this.pending.push(line);
+      return;
+    }
+    const { continuation } = this.options;
+    if (continuation !== undefined && line.endsWith('\\')) {
+      this.pending.push(line.slice(0, -1));
+      if (this.terminal && !this.closed) {
+        this.readline.setPrompt(continuation);
+        this.readline.prompt();
+      }
+      return;
+    }
+    const entry = { text: [...this.pending, line].join('\n'), pasted: this.pendingPasted };
+    this.resetPending();
+    for (const listener of this.listeners) listener(entry);
+  }
+
+  /** Drops the entry under way, if any; true when there was one. */
+  private dropPending(): boolean {
+    if (this.pending.length === 0 && !this.pasting) return false;
+    this.resetPending();
+    this.pasting = false;
+    if (this.terminal && !this.closed) {
+      // Left on screen as typed, marked as dropped (as a shell does); the typed part of the
+      // current line goes from readline's buffer too (Ctrl-E, Ctrl-U), under a fresh prompt.
+      this.options.echo.write('^C\r\n');
+      this.readline.write('', { ctrl: true, name: 'e' });
+      this.readline.write('', { ctrl: true, name: 'u' });
+      this.readline.prompt();
+    }
+    return true;
+  }
+
+  private resetPending(): void {
+    this.pending = [];
+    this.pendingPasted = false;
+    if (this.terminal && !this.closed) this.readline.setPrompt(this.options.prompt);
   }
 }

@@ -15,10 +15,10 @@ import type { OutputFormat } from './args.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Interrupts } from './interrupts.js';
 import { tuneJitForTurns } from './jit.js';
-import { LineInput, type InputStream } from './line-input.js';
+import { LineInput, type InputEntry, type InputStream } from './line-input.js';
 import { endLines, exitStatusOf } from './outcome.js';
 import type { Output, OutputStream } from './output.js';
-import { taskRunningNotice } from './repl.js';
+import { pastedAnswerNotice, taskRunningNotice } from './repl.js';
 import { repairNotice } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
@@ -202,9 +202,9 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
     asked: () => approvals.current,
     listen: () => {
       const input = new LineInput({ input: terminalInput, echo: options.echo, prompt: '' });
-      input.onLine((line) => {
+      input.onEntry((entry) => {
         if (input.terminal) stderr.noteLineEnded();
-        answerLine(line, approvals, stderr, style);
+        answerLine(entry, approvals, stderr, style);
       });
       input.onEnd(() => {
         inputEnded = true;
@@ -216,10 +216,15 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
   };
 }
 
-function answerLine(line: string, approvals: TerminalApprovals, stderr: Output, style: Style) {
+function answerLine(entry: InputEntry, approvals: TerminalApprovals, stderr: Output, style: Style) {
   const write = (text: string): void => void stderr.write(text).catch(() => undefined);
+  const line = entry.text;
   if (approvals.current === undefined) {
     if (line.trim() !== '') write(`${style.dim(taskRunningNotice)}\n`);
+    return;
+  }
+  if (entry.pasted) {
+    write(`${style.yellow(pastedAnswerNotice)}\n${approvalReask(style)}`);
     return;
   }
   const decision = parseApprovalAnswer(line);

@@ -7,23 +7,28 @@ import {
   type TerminalApprovals,
 } from './approvals.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
-import type { LineInput } from './line-input.js';
+import type { InputEntry, LineInput } from './line-input.js';
 import { endLines, type TaskFigures } from './outcome.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 
 export const replPrompt = 'claw> ';
+/** The prompt of a line that goes on from the one before (which ended with `\`). */
+export const replContinuation = '  ... ';
 
 export const replHelp = `Commands:
   /help       this help
   /clear      forget the conversation so far (token totals and budgets are kept)
   /sessions   list this workspace's sessions and their last activity (resume one with --session)
   /exit       quit (Ctrl-D too); a running task is canceled first
-Anything else starts a task. While it runs:
+Anything else starts a task. End a line with \\ to go on on the next one. Pasted text is one
+task, whatever its lines: press Enter to send it (Ctrl-C drops it). While a task runs:
   y / a / n   answer an approval question: allow once, allow for this session, deny
   Ctrl-C      cancel the task (and its question); Ctrl-C when idle quits`;
 
 export const taskRunningNotice = 'a task is running; wait, or press Ctrl-C to cancel it';
+/** Said when pasted text comes while a question waits: only a typed answer answers it. */
+export const pastedAnswerNotice = 'pasted text does not answer a question: type the answer';
 
 export interface ReplOptions {
   input: LineInput;
@@ -69,7 +74,7 @@ export class Repl {
     const { input } = this.options;
     // Lines are handled one after another: a command still printing (/sessions, /clear) finishes
     // before the next line, /exit or the end of piped input is acted on.
-    input.onLine((line) => void this.lines.run(() => this.handleLine(line)));
+    input.onEntry((entry) => void this.lines.run(() => this.handleEntry(entry)));
     input.onEnd(() => void this.lines.run(() => this.exit(exitStatus.completed)));
     input.onInterrupt(() => this.interrupt('SIGINT'));
     this.showPrompt();
@@ -90,15 +95,21 @@ export class Repl {
     this.options.approvals.cancelAll(reason);
   }
 
-  private async handleLine(raw: string): Promise<void> {
+  private async handleEntry(entry: InputEntry): Promise<void> {
     if (this.ending) return;
     if (this.options.input.terminal) this.options.output.noteLineEnded();
-    const line = raw.trim();
-    if (line === '/exit') {
+    const line = entry.text.trim();
+    const command = !line.includes('\n') && line.startsWith('/');
+    if (command && line === '/exit') {
       void this.exit(exitStatus.completed);
       return;
     }
     if (this.options.approvals.current !== undefined) {
+      if (entry.pasted) {
+        this.say(this.options.style.yellow(pastedAnswerNotice));
+        this.write(approvalReask(this.options.style));
+        return;
+      }
       this.answer(line);
       return;
     }
@@ -110,7 +121,7 @@ export class Repl {
       this.showPrompt();
       return;
     }
-    if (line.startsWith('/')) {
+    if (command) {
       await this.command(line);
       return;
     }

@@ -2,7 +2,7 @@ import type { Runtime, RuntimeFactory } from '@claw/runtime';
 import { TerminalApprovals, approvalQuestion, approvalReminder } from './approvals.js';
 import { LineInput, type InputStream } from './line-input.js';
 import type { Output, OutputStream } from './output.js';
-import { Repl, replPrompt } from './repl.js';
+import { Repl, replContinuation, replPrompt } from './repl.js';
 import { repairNotice, sessionListing } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
@@ -60,7 +60,12 @@ export class TerminalSession {
       reporter,
     });
     for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
-    const input = new LineInput({ input: options.input, echo: options.echo, prompt: replPrompt });
+    const input = new LineInput({
+      input: options.input,
+      echo: options.echo,
+      prompt: replPrompt,
+      continuation: replContinuation,
+    });
     const repl = new Repl({
       input,
       output,

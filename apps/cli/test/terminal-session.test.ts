@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { RuntimeClosedError, RuntimeFactory, resolveSettings } from '@claw/runtime';
 import type { Tool } from '@claw/core';
@@ -23,11 +26,17 @@ async function settleUntil(check: () => boolean): Promise<void> {
   expect(check()).toBe(true);
 }
 
-async function openSession(provider: ScriptedProvider, tools: readonly Tool[] = []) {
+async function openSession(
+  provider: ScriptedProvider,
+  tools: readonly Tool[] = [],
+  options: { terminal?: boolean } = {},
+) {
   const workDir = await tempDir();
   const settings = await resolveSettings({ workDir, overrides: { approval: 'ask' }, env: {} });
   const factory = new RuntimeFactory({ settings, provider, tools });
-  const input = new PassThrough();
+  // On a terminal, readline reads keys (a paste's marks among them) in raw mode.
+  const terminal = options.terminal === true ? { isTTY: true, setRawMode: () => undefined } : {};
+  const input = Object.assign(new PassThrough(), terminal);
   const stdout = new PassThrough();
   let text = '';
   stdout.setEncoding('utf8').on('data', (chunk: string) => {
@@ -42,8 +51,11 @@ async function openSession(provider: ScriptedProvider, tools: readonly Tool[] = 
     output: new Output(stdout),
     style: createStyle(false),
   });
-  return { factory, input, session, output: () => text };
+  return { factory, input, session, workDir, output: () => text };
 }
+
+/** Text as a terminal in bracketed-paste mode sends it when it is pasted. */
+const pasted = (text: string): string => `\x1b[200~${text}\x1b[201~`;
 
 describe('TerminalSession (CLI-3)', () => {
   it('runs the REPL over its runtime; the end of input ends it with 0; close() is idempotent and closes the runtime', async () => {
@@ -97,6 +109,36 @@ describe('TerminalSession (CLI-3)', () => {
     );
     input.write('y\n');
     expect(await eventually(async () => output().includes('done'))).toBe(true);
+    input.end();
+    expect(await running).toBe(0);
+    await session.close();
+    await factory.close();
+  });
+
+  it('on a terminal, pasted lines are one task, sent with Enter; pasted text never answers a question, typed text does', async () => {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: 'call_write', name: 'write_file', arguments: { path: 'notes.txt', content: 'hi\n' } }] },
+      { text: 'written' },
+    ]);
+    const { factory, input, session, workDir, output } = await openSession(provider, [], { terminal: true });
+    const running = session.run();
+    input.write(pasted('write notes.txt, given this error:\rTypeError: x is undefined\r'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(provider.calls).toHaveLength(0);
+    input.write('\r');
+    expect(await eventually(async () => output().includes('[n] deny > '))).toBe(true);
+    const prompts = provider.calls[0]?.request.messages.filter((message) => message.role === 'user');
+    expect(prompts?.map((message) => message.content)).toEqual(['write notes.txt, given this error:\nTypeError: x is undefined']);
+
+    // A paste that says yes is no answer: the question is asked again, and nothing was written.
+    input.write(pasted('y\r'));
+    input.write('\r');
+    expect(await eventually(async () => output().includes('pasted text does not answer a question'))).toBe(true);
+    expect(output().slice(output().indexOf('pasted text does not answer'))).toContain('answer y, a or n');
+    expect(existsSync(path.join(workDir, 'notes.txt'))).toBe(false);
+    input.write('y\r');
+    expect(await eventually(async () => output().includes('written'))).toBe(true);
+    expect(await readFile(path.join(workDir, 'notes.txt'), 'utf8')).toBe('hi\n');
     input.end();
     expect(await running).toBe(0);
     await session.close();

@@ -1,0 +1,125 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LineInput, bracketedPaste, type InputEntry } from '../src/line-input.js';
+
+const paste = (text: string): string => `\x1b[200~${text}\x1b[201~`;
+const ctrlC = '\x03';
+
+const opened: LineInput[] = [];
+
+afterEach(() => {
+  for (const input of opened.splice(0)) input.close();
+});
+
+/** A LineInput over a stand-in for a terminal (or a pipe), with what it echoed and entered. */
+function lineInput(options: { terminal: boolean; continuation?: string; echoTerminal?: boolean }) {
+  const stdin = Object.assign(new PassThrough(), {
+    isTTY: options.terminal,
+    setRawMode: () => undefined,
+  });
+  const echo = Object.assign(new PassThrough(), { isTTY: options.echoTerminal ?? options.terminal });
+  let echoed = '';
+  echo.setEncoding('utf8').on('data', (chunk: string) => {
+    echoed += chunk;
+  });
+  const input = new LineInput({
+    input: stdin,
+    echo,
+    prompt: 'claw> ',
+    ...(options.continuation === undefined ? {} : { continuation: options.continuation }),
+  });
+  opened.push(input);
+  const entries: InputEntry[] = [];
+  input.onEntry((entry) => entries.push(entry));
+  let interrupts = 0;
+  input.onInterrupt(() => {
+    interrupts += 1;
+  });
+  /** Types `text`, and lets readline take it. */
+  const type = async (text: string): Promise<void> => {
+    stdin.write(text);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { input, type, entries, echoed: () => echoed, interrupts: () => interrupts };
+}
+
+describe('LineInput', () => {
+  it('takes a paste as one entry once Enter is pressed after it, marked as pasted; typed lines are entries of their own', async () => {
+    const { type, entries, echoed } = lineInput({ terminal: true });
+    expect(echoed()).toContain(bracketedPaste.on);
+    await type(paste('fix this:\rTypeError: x is undefined\r    at main.ts:3'));
+    // Nothing is sent while the user has not pressed Enter.
+    expect(entries).toEqual([]);
+    await type(' please\r');
+    expect(entries).toEqual([{ text: 'fix this:\nTypeError: x is undefined\n    at main.ts:3 please', pasted: true }]);
+    await type('y\r');
+    expect(entries.at(-1)).toEqual({ text: 'y', pasted: false });
+    // A paste that ends with its own newline waits for Enter too.
+    await type(paste('one\rtwo\r'));
+    expect(entries).toHaveLength(2);
+    await type('\r');
+    expect(entries.at(-1)).toEqual({ text: 'one\ntwo\n', pasted: true });
+  });
+
+  it('goes on on the next line after a line ending with a backslash, with the continuation prompt', async () => {
+    const { type, entries, echoed } = lineInput({ terminal: true, continuation: '  ... ' });
+    await type('first line \\\r');
+    expect(entries).toEqual([]);
+    expect(echoed()).toContain('  ... ');
+    await type('second\\\rthird\r');
+    expect(entries).toEqual([{ text: 'first line \nsecond\nthird', pasted: false }]);
+    // Pasted lines are taken as they are: a backslash there continues nothing.
+    await type(paste('echo a \\\r  b'));
+    await type('\r');
+    expect(entries.at(-1)).toEqual({ text: 'echo a \\\n  b', pasted: true });
+  });
+
+  it('leaves a trailing backslash alone without a continuation prompt', async () => {
+    const { type, entries } = lineInput({ terminal: true });
+    await type('C:\\\r');
+    expect(entries).toEqual([{ text: 'C:\\', pasted: false }]);
+  });
+
+  it('drops an entry of several lines under way on Ctrl-C, without calling the interrupt listener; Ctrl-C otherwise calls it', async () => {
+    const { type, entries, interrupts } = lineInput({ terminal: true, continuation: '  ... ' });
+    await type('one\\\rtwo');
+    await type(ctrlC);
+    expect(interrupts()).toBe(0);
+    await type('fresh\r');
+    expect(entries).toEqual([{ text: 'fresh', pasted: false }]);
+    await type(paste('a\rb'));
+    await type(ctrlC);
+    expect(interrupts()).toBe(0);
+    await type('typed\r');
+    expect(entries.at(-1)).toEqual({ text: 'typed', pasted: false });
+    await type(ctrlC);
+    expect(interrupts()).toBe(1);
+  });
+
+  it('asks the terminal to stop marking pastes when it closes, once', async () => {
+    const { input, echoed } = lineInput({ terminal: true });
+    input.close();
+    input.close();
+    expect(echoed().split(bracketedPaste.off)).toHaveLength(2);
+  });
+
+  it('does not ask for marks when what it echoes goes elsewhere (a pipe), but still takes a marked paste as one entry', async () => {
+    const { input, type, entries, echoed } = lineInput({ terminal: true, echoTerminal: false });
+    await type(paste('a\rb'));
+    await type('\r');
+    expect(entries).toEqual([{ text: 'a\nb', pasted: true }]);
+    input.close();
+    expect(echoed()).not.toContain(bracketedPaste.on);
+    expect(echoed()).not.toContain(bracketedPaste.off);
+  });
+
+  it('over a pipe: each line an entry, a continued line goes on, and nothing is sent to a terminal', async () => {
+    const { type, entries, echoed } = lineInput({ terminal: false, continuation: '  ... ' });
+    await type('one\ntwo \\\nthree\n');
+    expect(entries).toEqual([
+      { text: 'one', pasted: false },
+      { text: 'two \nthree', pasted: false },
+    ]);
+    expect(echoed()).toBe('');
+  });
+});
