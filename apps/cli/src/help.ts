@@ -56,8 +56,8 @@ In the REPL:
   pasted text          one task, whatever its lines: press Enter to send it
   y / a / n            answer an approval question: allow once, allow for this session, deny
                        (typed: pasted text never answers one)
-  Ctrl-C               cancel the running task (and its question); drop a task of several
-                       lines being entered; when idle, quit
+  Ctrl-C               cancel the running task (and its question); when idle, clear what
+                       you are typing, or with nothing typed, quit
 
 Exit status:
   0    the task completed (REPL: /exit or end of input)

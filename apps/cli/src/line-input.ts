@@ -100,14 +100,9 @@ export class LineInput {
     this.readline.on('close', listener);
   }
 
-  /**
-   * Ctrl-C typed on a terminal. While an entry of several lines is under way, Ctrl-C drops it
-   * (and shows the prompt afresh) instead: `listener` is not called then.
-   */
+  /** Ctrl-C typed on a terminal. */
   onInterrupt(listener: () => void): void {
-    this.readline.on('SIGINT', () => {
-      if (!this.dropPending()) listener();
-    });
+    this.readline.on('SIGINT', listener);
   }
 
   /** Shows the prompt on a terminal (readline redraws it with the typed text). */
@@ -146,18 +141,24 @@ export class LineInput {
     for (const listener of this.listeners) listener(entry);
   }
 
-  /** Drops the entry under way, if any; true when there was one. */
-  private dropPending(): boolean {
-    if (this.pending.length === 0 && !this.pasting) return false;
+  /**
+   * Drops what is being entered, if anything: the lines of an entry under way and the text typed
+   * on the current line (as a shell does on Ctrl-C). On a terminal it stays on screen, marked
+   * `^C`, and the cursor goes to the start of the next line (the caller shows a prompt). True
+   * when there was something to drop.
+   */
+  discardEntry(): boolean {
+    if (this.closed) return false;
+    const typed = this.terminal ? this.readline.line : '';
+    if (this.pending.length === 0 && !this.pasting && typed === '') return false;
     this.resetPending();
     this.pasting = false;
-    if (this.terminal && !this.closed) {
-      // Left on screen as typed, marked as dropped (as a shell does); the typed part of the
-      // current line goes from readline's buffer too (Ctrl-E, Ctrl-U), under a fresh prompt.
+    if (this.terminal) {
       this.options.echo.write('^C\r\n');
+      // Out of readline's buffer (Ctrl-E, Ctrl-U), which redraws the line it is on: the new one.
       this.readline.write('', { ctrl: true, name: 'e' });
       this.readline.write('', { ctrl: true, name: 'u' });
-      this.readline.prompt();
+      this.options.echo.write('\r\x1b[K');
     }
     return true;
   }

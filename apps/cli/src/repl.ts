@@ -22,9 +22,10 @@ export const replHelp = `Commands:
   /sessions   list this workspace's sessions and their last activity (resume one with --session)
   /exit       quit (Ctrl-D too); a running task is canceled first
 Anything else starts a task. End a line with \\ to go on on the next one. Pasted text is one
-task, whatever its lines: press Enter to send it (Ctrl-C drops it). While a task runs:
+task, whatever its lines: press Enter to send it. Ctrl-C clears what you are typing; with
+nothing typed it quits. While a task runs:
   y / a / n   answer an approval question: allow once, allow for this session, deny
-  Ctrl-C      cancel the task (and its question); Ctrl-C when idle quits`;
+  Ctrl-C      cancel the task (and its question)`;
 
 export const taskRunningNotice = 'a task is running; wait, or press Ctrl-C to cancel it';
 /** Said when pasted text comes while a question waits: only a typed answer answers it. */
@@ -76,9 +77,23 @@ export class Repl {
     // before the next line, /exit or the end of piped input is acted on.
     input.onEntry((entry) => void this.lines.run(() => this.handleEntry(entry)));
     input.onEnd(() => void this.lines.run(() => this.exit(exitStatus.completed)));
-    input.onInterrupt(() => this.interrupt('SIGINT'));
+    input.onInterrupt(() => this.typedInterrupt());
     this.showPrompt();
     return this.ended;
+  }
+
+  /**
+   * Ctrl-C typed: as {@link interrupt}, except that when idle with something being typed (a line,
+   * or a task of several lines), it drops that and asks afresh instead of ending the REPL.
+   */
+  private typedInterrupt(): void {
+    if (this.ending) return;
+    if (this.active === undefined && this.options.input.discardEntry()) {
+      this.options.output.noteLineEnded();
+      this.showPrompt();
+      return;
+    }
+    this.interrupt('SIGINT');
   }
 
   /** Ctrl-C: cancels the running task and its question; when idle, ends the REPL. */

@@ -80,20 +80,24 @@ describe('LineInput', () => {
     expect(entries).toEqual([{ text: 'C:\\', pasted: false }]);
   });
 
-  it('drops an entry of several lines under way on Ctrl-C, without calling the interrupt listener; Ctrl-C otherwise calls it', async () => {
-    const { type, entries, interrupts } = lineInput({ terminal: true, continuation: '  ... ' });
+  it('tells of each Ctrl-C; discardEntry drops what is being entered (lines under way, typed text) and says whether there was any', async () => {
+    const { input, type, entries, interrupts, echoed } = lineInput({ terminal: true, continuation: '  ... ' });
     await type('one\\\rtwo');
     await type(ctrlC);
-    expect(interrupts()).toBe(0);
+    expect(interrupts()).toBe(1);
+    expect(input.discardEntry()).toBe(true);
+    expect(echoed()).toContain('two^C\r\n');
+    expect(input.discardEntry()).toBe(false);
     await type('fresh\r');
     expect(entries).toEqual([{ text: 'fresh', pasted: false }]);
+    // Typed text alone, and a paste not sent yet.
+    await type('half a line');
+    expect(input.discardEntry()).toBe(true);
     await type(paste('a\rb'));
-    await type(ctrlC);
-    expect(interrupts()).toBe(0);
+    expect(input.discardEntry()).toBe(true);
     await type('typed\r');
     expect(entries.at(-1)).toEqual({ text: 'typed', pasted: false });
-    await type(ctrlC);
-    expect(interrupts()).toBe(1);
+    expect(input.discardEntry()).toBe(false);
   });
 
   it('asks the terminal to stop marking pastes when it closes, once', async () => {

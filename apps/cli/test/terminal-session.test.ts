@@ -145,6 +145,30 @@ describe('TerminalSession (CLI-3)', () => {
     await factory.close();
   });
 
+  it('on a terminal, Ctrl-C while idle clears what is being typed (a line, or lines under way) and asks afresh; with nothing typed it quits with 130', async () => {
+    const provider = new ScriptedProvider([{ text: 'hi' }]);
+    const { factory, input, session, output } = await openSession(provider, [], { terminal: true });
+    const running = session.run();
+    let ended = false;
+    void running.then(() => {
+      ended = true;
+    });
+    input.write('half a thought');
+    input.write('\x03');
+    input.write('first of two \\\r');
+    input.write('\x03');
+    input.write('hello\r');
+    expect(await eventually(async () => output().includes('1 model call'))).toBe(true);
+    expect(ended).toBe(false);
+    const prompts = provider.calls[0]?.request.messages.filter((message) => message.role === 'user');
+    expect(prompts?.map((message) => message.content)).toEqual(['hello']);
+    expect(output()).toContain('half a thought^C');
+    input.write('\x03');
+    expect(await running).toBe(130);
+    await session.close();
+    await factory.close();
+  });
+
   it('an interrupt while idle ends the REPL with 130; while a task runs it cancels the task', async () => {
     const { factory, input, session, output } = await openSession(
       new ScriptedProvider([{ text: 'never', delayMs: 10_000 }, { text: 'second' }]),
