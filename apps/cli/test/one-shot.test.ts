@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClawProcess, baseEnv, cleanUp, eventually, messagesOf, modelEnv, parseEvents, tempDir } from './helpers.js';
@@ -59,6 +61,25 @@ describe('claw -p (CLI-5)', () => {
     expect(traces).toHaveLength(1);
     const trace = await readFile(path.join(workDir, '.claw', 'traces', traces[0] ?? ''), 'utf8');
     expect(trace).toContain('Agent.Run');
+  });
+
+  it('claw\'s state stays out of git: in a repository, only the settings and the work show as new files', async () => {
+    server = await FakeOpenAIServer.start({ turns: [writeNotes, { text: 'Done.' }] });
+    const workDir = await tempDir();
+    const git = (...args: string[]) => promisify(execFile)('git', ['-c', 'core.excludesFile=', ...args], { cwd: workDir });
+    await git('init', '--quiet');
+    await mkdir(path.join(workDir, '.claw'));
+    await writeFile(path.join(workDir, '.claw', 'config.json'), '{"maxTurns": 5}\n');
+    const result = await ClawProcess.run(
+      ['-p', 'write notes.txt', '--workdir', workDir, '--approval', 'allow'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    // The state is there: the session, the audit log, a trace.
+    const state = await readdir(path.join(workDir, '.claw'));
+    expect(state).toEqual(expect.arrayContaining(['.gitignore', 'audit.jsonl', 'sessions', 'traces']));
+    const { stdout } = await git('status', '--porcelain', '--untracked-files=all');
+    expect(stdout.split('\n').filter((line) => line !== '').sort()).toEqual(['?? .claw/config.json', '?? notes.txt']);
   });
 
   it('a model API that cannot be reached: exit 1, the error names the address, and no note follows it', async () => {

@@ -5,7 +5,14 @@ import { readFile, rm } from 'node:fs/promises';
 import packageJson from '../package.json' with { type: 'json' };
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ClawUserError, errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import {
+  ClawUserError,
+  errnoCode,
+  errorMessage,
+  prepareStateFolder,
+  stateFolderName,
+  writeFileAtomically,
+} from '@claw/core';
 import {
   RuntimeFactory,
   createFileTracing,
@@ -54,7 +61,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
   let server: ClawServer | undefined;
   let factory: RuntimeFactory | undefined;
   let shared: PgSessions | undefined;
-  const serverFile = path.join(first, '.claw', 'server.json');
+  const serverFile = path.join(first, stateFolderName, 'server.json');
   try {
     const settings = await resolveSettings({
       workDir: first,
@@ -120,6 +127,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       http: address.http,
       pid: process.pid,
     };
+    await prepareStateFolder(fs, path.dirname(serverFile));
     await writeFileAtomically(fs, serverFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
     if (options.portFile !== undefined) {
       const portFile = path.resolve(io.cwd, options.portFile);

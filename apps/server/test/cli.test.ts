@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { findUnpairedCalls } from '@claw/core';
+import { findUnpairedCalls, stateFolderIgnore } from '@claw/core';
 import { FileSessionManager } from '@claw/session-store';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,6 +77,8 @@ describe('the claw-server command line (CH-12)', () => {
     const record = JSON.parse(await readFile(path.join(workDir, '.claw', 'server.json'), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({ tcp: ports.tcp, http: ports.http, pid: ports.pid, token: server.token() });
     expect((await stat(path.join(workDir, '.claw', 'server.json'))).mode & 0o777).toBe(0o600);
+    // The token stays out of version control (and any other state there).
+    expect(await readFile(path.join(workDir, '.claw', '.gitignore'), 'utf8')).toBe(stateFolderIgnore);
     expect(server.stdout).toContain(`console:   http://127.0.0.1:${ports.http}/#token=`);
     const health = await fetch(`http://127.0.0.1:${ports.http}/healthz`);
     expect(await health.json()).toEqual({ status: 'ok' });

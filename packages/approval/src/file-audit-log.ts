@@ -1,5 +1,5 @@
 import nodePath from 'node:path';
-import { SerialQueue, errorMessage } from '@claw/core';
+import { SerialQueue, errorMessage, prepareStateFolder, stateFolderName } from '@claw/core';
 import type { AuditEntry, AuditLog } from './audit.js';
 import { AuditLogError } from './errors.js';
 import { nodeFileSystem, type ApprovalFileHandle, type ApprovalFileSystem } from './file-system.js';
@@ -36,7 +36,7 @@ export class FileAuditLog implements AuditLog {
   private waiting: Batch | undefined;
 
   constructor(options: FileAuditLogOptions) {
-    this.file = nodePath.join(nodePath.resolve(options.workDir), '.claw', 'audit.jsonl');
+    this.file = nodePath.join(nodePath.resolve(options.workDir), stateFolderName, 'audit.jsonl');
     this.fileSystem = options.fileSystem ?? nodeFileSystem;
   }
 
@@ -72,7 +72,7 @@ export class FileAuditLog implements AuditLog {
   private async append(text: string): Promise<void> {
     try {
       if (this.handle === undefined) {
-        await this.fileSystem.mkdir(nodePath.dirname(this.file), { recursive: true });
+        await prepareStateFolder(this.fileSystem, nodePath.dirname(this.file));
         this.handle = await this.fileSystem.open(this.file, 'a', 0o600);
       }
       if (this.handle.appendSync !== undefined) this.handle.appendSync(text);

@@ -1,5 +1,12 @@
 import nodePath from 'node:path';
-import { SerialQueue, errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import {
+  SerialQueue,
+  errnoCode,
+  errorMessage,
+  prepareStateFolder,
+  stateFolderName,
+  writeFileAtomically,
+} from '@claw/core';
 import { GrantStoreError } from './errors.js';
 import { nodeFileSystem, type ApprovalFileSystem } from './file-system.js';
 import { isGrantExpired, type Grant, type GrantStore } from './grant.js';
@@ -39,7 +46,7 @@ export class FileGrantStore implements GrantStore {
   private readonly queue = new SerialQueue();
 
   constructor(options: FileGrantStoreOptions) {
-    this.file = nodePath.join(nodePath.resolve(options.workDir), '.claw', 'grants.json');
+    this.file = nodePath.join(nodePath.resolve(options.workDir), stateFolderName, 'grants.json');
     this.fileSystem = options.fileSystem ?? nodeFileSystem;
   }
 
@@ -116,6 +123,7 @@ export class FileGrantStore implements GrantStore {
   }
 
   private async writeAtomically(text: string): Promise<void> {
+    await prepareStateFolder(this.fileSystem, nodePath.dirname(this.file));
     await writeFileAtomically(this.fileSystem, this.file, text);
   }
 }

@@ -106,7 +106,8 @@ describe('FileAuditLog: writes grouped, the file kept open', () => {
     }));
     await log.close();
 
-    expect(calls).toEqual(['mkdir', 'open a', 'write', 'write', 'write', 'close']);
+    // The state folder and its ignore file first (once), then the log: one open, one write a tick.
+    expect(calls).toEqual(['mkdir', 'open wx', 'write', 'close', 'open a', 'write', 'write', 'write', 'close']);
     const lines = (await readFile(log.file, 'utf8')).trim().split('\n');
     expect(lines.map((line) => JSON.parse(line) as AuditEntry)).toEqual([
       ...first,

@@ -101,7 +101,7 @@ describe('FileGrantStore (APR-3)', () => {
 
     const reloaded = await new FileGrantStore({ workDir }).list();
     expect(reloaded.map((each) => each.digest)).toEqual(grants.map((each) => each.digest));
-    expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['grants.json']);
+    expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['.gitignore', 'grants.json']);
   });
 
   it('two stores on one workspace (two processes) keep each other\'s grants and see each other\'s changes', async () => {
@@ -158,6 +158,10 @@ describe('FileGrantStore (APR-3)', () => {
     await new FileGrantStore({ workDir, fileSystem }).put(grant('a'));
 
     expect(steps).toEqual([
+      // The state folder's ignore file, made once (prepareStateFolder).
+      `open ${nodePath.join('.claw', '.gitignore')} wx`,
+      'write',
+      'close',
       `open ${nodePath.join('.claw', 'grants.json.ID.tmp')} wx`,
       'write',
       'sync',
@@ -194,7 +198,7 @@ describe('FileGrantStore (APR-3)', () => {
     expect(await store.get(second.key)).toBeUndefined();
     expect(await store.list()).toEqual([first]);
     expect(await readFile(grantsFile(workDir), 'utf8')).toBe(before);
-    expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['grants.json']);
+    expect(await readdir(nodePath.join(workDir, '.claw'))).toEqual(['.gitignore', 'grants.json']);
 
     failRename = false;
     await store.put(second);

@@ -53,6 +53,12 @@ export {
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
 export { Listeners } from './listeners.js';
 export {
+  prepareStateFolder,
+  stateFolderIgnore,
+  stateFolderName,
+  type StateFolderFileSystem,
+} from './state-folder.js';
+export {
   parseConfigJson,
   readOptionalConfig,
   type ConfigError,

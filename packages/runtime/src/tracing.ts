@@ -1,7 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import fs, { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { SerialQueue } from '@claw/core';
+import { SerialQueue, prepareStateFolder, stateFolderName } from '@claw/core';
 import type { Tracer } from '@opentelemetry/api';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -31,10 +31,16 @@ export class OtlpJsonFileExporter implements SpanExporter {
   private opening: Promise<WriteStream> | undefined;
   /** The exports under way, in order. */
   private readonly writing = new SerialQueue();
+  private readonly stateFolder: string | undefined;
 
-  constructor(options: { directory: string; fileName?: string }) {
+  /**
+   * @param options.stateFolder the workspace's state folder `directory` is in, made with its
+   *   `.gitignore` before the first trace file (`prepareStateFolder`).
+   */
+  constructor(options: { directory: string; fileName?: string; stateFolder?: string }) {
     const stamp = new Date().toISOString().replaceAll(':', '-');
     this.file = path.join(options.directory, options.fileName ?? `${stamp}-${process.pid}.otlp.jsonl`);
+    this.stateFolder = options.stateFolder;
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -87,7 +93,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
 
   private open(): Promise<WriteStream> {
     if (this.stream !== undefined) return Promise.resolve(this.stream);
-    this.opening ??= mkdir(path.dirname(this.file), { recursive: true }).then(() => {
+    this.opening ??= this.makeFolder().then(() => {
       const stream = createWriteStream(this.file, { flags: 'a' });
       // A write's error reaches its callback (and so the export's result); not a crash.
       stream.on('error', () => undefined);
@@ -95,6 +101,11 @@ export class OtlpJsonFileExporter implements SpanExporter {
       return stream;
     });
     return this.opening;
+  }
+
+  private async makeFolder(): Promise<void> {
+    if (this.stateFolder !== undefined) await prepareStateFolder(fs, this.stateFolder);
+    await mkdir(path.dirname(this.file), { recursive: true });
   }
 }
 
@@ -111,8 +122,10 @@ export interface Tracing {
  * asynchronously. It is not registered globally: pass `tracer` to the engine.
  */
 export function createFileTracing(options: { workDir: string; serviceName?: string }): Tracing {
+  const stateFolder = path.join(options.workDir, stateFolderName);
   const exporter = new OtlpJsonFileExporter({
-    directory: path.join(options.workDir, '.claw', 'traces'),
+    directory: path.join(stateFolder, 'traces'),
+    stateFolder,
   });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': options.serviceName ?? 'claw' }),

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import fs, { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, errorMessage } from '@claw/core';
+import { errnoCode, errorMessage, prepareStateFolder, stateFolderName } from '@claw/core';
 import { PgSessionError } from './errors.js';
 
 /** Where a workspace keeps its logical id: `<workspace>/.claw/workspace.json`. */
-export const workspaceIdPath = path.join('.claw', 'workspace.json');
+export const workspaceIdPath = path.join(stateFolderName, 'workspace.json');
 
 const maxIdLength = 200;
 
@@ -42,7 +42,7 @@ export async function workspaceIdOf(workDir: string): Promise<string> {
   const found = await read();
   if (found !== undefined) return found;
   try {
-    await mkdir(path.dirname(file), { recursive: true });
+    await prepareStateFolder(fs, path.dirname(file));
     await writeFile(file, `${JSON.stringify({ id: randomUUID() })}\n`, { flag: 'wx', mode: 0o644 });
   } catch (error) {
     if (errnoCode(error) !== 'EEXIST') throw unavailable(file, `cannot be made: ${errorMessage(error)}`, error);

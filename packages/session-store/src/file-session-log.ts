@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import nodePath from 'node:path';
-import { errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import { errnoCode, errorMessage, prepareStateFolder, writeFileAtomically } from '@claw/core';
 import { SessionLogError } from './errors.js';
 import {
   nodeSessionFileSystem,
@@ -40,6 +40,11 @@ const appendFlags = constants.O_WRONLY | constants.O_APPEND;
 export interface FileSessionLogOptions {
   /** The folder of the session files, e.g. `<workDir>/.claw/sessions`. */
   directory: string;
+  /**
+   * The workspace's state folder the directory is in (`<workDir>/.claw`), made with its
+   * `.gitignore` before the first session file (`prepareStateFolder`). Default: none.
+   */
+  stateFolder?: string;
   /** File operations underneath. Default: Node's `fs/promises`. */
   fileSystem?: SessionFileSystem;
   /**
@@ -71,6 +76,7 @@ export class FileSessionLog implements SessionLog {
   private readonly fileSystem: SessionFileSystem;
   private readonly compactMinBytes: number;
   private readonly files = new Map<string, FileState>();
+  private readonly stateFolder: string | undefined;
   private folderReady: Promise<void> | undefined;
   private staleTemporariesChecked = new Set<string>();
 
@@ -78,6 +84,9 @@ export class FileSessionLog implements SessionLog {
     this.directory = nodePath.resolve(options.directory);
     this.fileSystem = options.fileSystem ?? nodeSessionFileSystem;
     this.compactMinBytes = options.compactMinBytes ?? defaultCompactMinBytes;
+    this.stateFolder = options.stateFolder === undefined
+      ? undefined
+      : nodePath.resolve(options.stateFolder);
   }
 
   /** The file of session `id`. @throws SessionStoreError `invalid_session_id`. */
@@ -271,10 +280,13 @@ export class FileSessionLog implements SessionLog {
     await handle.close().catch(() => undefined);
   }
 
-  /** Creates the sessions folder once per log. */
+  /** Creates the sessions folder (and the state folder it is in) once per log. */
   private ensureFolder(file: string): Promise<void> {
-    this.folderReady ??= this.fileSystem
-      .mkdir(nodePath.dirname(file), { recursive: true })
+    const { stateFolder, fileSystem } = this;
+    this.folderReady ??= (
+      stateFolder === undefined ? Promise.resolve() : prepareStateFolder(fileSystem, stateFolder)
+    )
+      .then(() => fileSystem.mkdir(nodePath.dirname(file), { recursive: true }))
       .then(() => undefined);
     const ready = this.folderReady;
     // A failure is not cached: the next call tries again.

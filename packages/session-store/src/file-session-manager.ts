@@ -1,4 +1,5 @@
 import nodePath from 'node:path';
+import { stateFolderName } from '@claw/core';
 import {
   FileSessionLog,
   sessionFileExtension,
@@ -41,10 +42,12 @@ export class FileSessionManager extends SessionStore {
   /** @throws SessionStoreError `invalid_work_dir` when `workDir` is empty. */
   constructor(options: FileSessionManagerOptions) {
     assertWorkDir(options.workDir);
-    const directory = nodePath.join(nodePath.resolve(options.workDir), sessionsFolder);
+    const workDir = nodePath.resolve(options.workDir);
+    const directory = nodePath.join(workDir, sessionsFolder);
     super({
       log: new FileSessionLog({
         directory,
+        stateFolder: nodePath.join(workDir, stateFolderName),
         ...(options.fileSystem === undefined ? {} : { fileSystem: options.fileSystem }),
         ...(options.compactMinBytes === undefined
           ? {}

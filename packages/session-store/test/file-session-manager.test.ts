@@ -60,11 +60,11 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
     const session = await manager.getOrCreate('s1', { workDir });
 
     // Only the lock that says this process has the session open (RT-5).
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions', '.claw/sessions/s1.lock']);
     await session.append(user('hello'));
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.jsonl', '.claw/sessions/s1.lock']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions', '.claw/sessions/s1.jsonl', '.claw/sessions/s1.lock']);
     await manager.close();
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.jsonl']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions', '.claw/sessions/s1.jsonl']);
   });
 
   it('round-trips tool calls, their ids and raw argument text exactly (seed 3)', async () => {
@@ -121,7 +121,7 @@ describe('FileSessionManager: persistence (SES-1, SES-2, SES-5)', () => {
 
     await session.clear();
 
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions', '.claw/sessions/s1.lock']);
   });
 
   it('reloads with the caller\'s workDir when the workspace moved, keeping createdAt and totals (seed 5)', async () => {
@@ -308,7 +308,7 @@ describe('FileSessionManager: what it refuses (SES-2, SES-3)', () => {
 
     expect(hasErrorCode(error, 'invalid_usage')).toBe(true);
     expect(session.cost()).toEqual({ usd: 0, unpricedCalls: 0 });
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions', '.claw/sessions/s1.lock']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions', '.claw/sessions/s1.lock']);
   });
 });
 
@@ -414,7 +414,7 @@ describe('FileSessionManager: list and delete', () => {
 
     await manager.delete('s1');
 
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions']);
     expect(hasErrorCode(await rejection(session.append(user('two'))), 'session_deleted')).toBe(true);
     const again = await manager.getOrCreate('s1', { workDir });
     expect(again).not.toBe(session);
@@ -429,7 +429,7 @@ describe('FileSessionManager: list and delete', () => {
     await manager.delete('s1');
     await manager.delete('never-existed');
 
-    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/sessions']);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions']);
     expect(await manager.list()).toEqual([]);
   });
 

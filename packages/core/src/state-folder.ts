@@ -1,0 +1,64 @@
+import type { AtomicWriteFileSystem } from './atomic-write.js';
+
+/** The folder of a workspace where claw keeps its state and its settings. */
+export const stateFolderName = '.claw';
+
+/**
+ * What the `.gitignore` claw makes in a workspace's `.claw` folder says: the state there (the
+ * sessions, which hold what the tools read, grants, the audit log, traces, the server's token,
+ * the workspace id of a shared store) stays out of version control; the settings files may be
+ * shared with the project, so they are not ignored. It ignores itself too.
+ */
+export const stateFolderIgnore = [
+  '# Made by claw: this folder holds its state for this workspace (sessions, with what the tools',
+  '# read; grants; the audit log; traces; the server\'s token), which does not belong in version',
+  '# control. The settings files may be shared, so they are not ignored. claw makes this file',
+  '# only when there is none: edit it to choose otherwise.',
+  '*',
+  '!config.json',
+  '!mcp.json',
+  '!a2a.json',
+  '',
+].join('\n');
+
+/** The file operations {@link prepareStateFolder} needs (met by `fs/promises`). */
+export type StateFolderFileSystem = Pick<AtomicWriteFileSystem, 'mkdir' | 'open'>;
+
+/** The folders prepared by this process: each is made (and given its ignore file) once. */
+const prepared = new Map<string, Promise<void>>();
+
+/**
+ * Makes a workspace's state folder (`folder`, its `.claw`) when it is missing, and gives it a
+ * `.gitignore` ({@link stateFolderIgnore}) when it has none, so that a `git add` of the project
+ * does not take claw's state with it. An existing `.gitignore` is never changed. Done once per
+ * folder and process; every writer of a file in the folder calls it first.
+ *
+ * @throws whatever making the folder throws (the caller's write could not succeed either); a
+ *   failure to write the ignore file is not the caller's, and is not reported.
+ */
+export function prepareStateFolder(
+  fileSystem: StateFolderFileSystem,
+  folder: string,
+): Promise<void> {
+  const known = prepared.get(folder);
+  if (known !== undefined) return known;
+  const preparing = (async () => {
+    await fileSystem.mkdir(folder, { recursive: true });
+    try {
+      const handle = await fileSystem.open(`${folder}/.gitignore`, 'wx', 0o644);
+      try {
+        await handle.writeFile(stateFolderIgnore, 'utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch {
+      // There is one already (EEXIST), or it cannot be written: the state is written all the same.
+    }
+  })();
+  prepared.set(folder, preparing);
+  // A failure is not kept: the next writer tries again.
+  preparing.catch(() => {
+    if (prepared.get(folder) === preparing) prepared.delete(folder);
+  });
+  return preparing;
+}

@@ -1,0 +1,59 @@
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import * as fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { prepareStateFolder, stateFolderIgnore, type StateFolderFileSystem } from '../src/index.js';
+
+const made: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function workspace(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'claw-state-folder-'));
+  made.push(dir);
+  return dir;
+}
+
+describe('prepareStateFolder', () => {
+  it('makes the folder and its .gitignore, which ignores everything but the settings files', async () => {
+    const folder = path.join(await workspace(), '.claw');
+    await prepareStateFolder(fs, folder);
+    expect(await readFile(path.join(folder, '.gitignore'), 'utf8')).toBe(stateFolderIgnore);
+    const rules = stateFolderIgnore.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    expect(rules).toEqual(['*', '!config.json', '!mcp.json', '!a2a.json']);
+  });
+
+  it('never changes a .gitignore that is there', async () => {
+    const folder = path.join(await workspace(), '.claw');
+    await mkdir(folder);
+    await writeFile(path.join(folder, '.gitignore'), 'sessions/\n');
+    await prepareStateFolder(fs, folder);
+    expect(await readFile(path.join(folder, '.gitignore'), 'utf8')).toBe('sessions/\n');
+  });
+
+  it('reports a folder it cannot make, and tries again on the next call; an ignore file it cannot write is not reported', async () => {
+    const folder = path.join(await workspace(), '.claw');
+    let mkdirFails = true;
+    const calls: string[] = [];
+    const flaky: StateFolderFileSystem = {
+      mkdir: async (target, options) => {
+        calls.push('mkdir');
+        if (mkdirFails) throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+        return fs.mkdir(target, options);
+      },
+      open: async () => {
+        calls.push('open');
+        throw Object.assign(new Error('EROFS: read-only file system'), { code: 'EROFS' });
+      },
+    };
+    await expect(prepareStateFolder(flaky, folder)).rejects.toThrow('EACCES');
+    mkdirFails = false;
+    await expect(prepareStateFolder(flaky, folder)).resolves.toBeUndefined();
+    // Done: later writers find it prepared.
+    await prepareStateFolder(flaky, folder);
+    expect(calls).toEqual(['mkdir', 'mkdir', 'open']);
+  });
+});
