@@ -13,6 +13,7 @@ import { createDemoModel, createDemoWorkspace, demoLabel, demoTask, demoWrites }
 import { reportFailure } from './failure.js';
 import { tuneJitForTurns } from './jit.js';
 import { mcpStartupLine } from './mcp.js';
+import { promptWithInput } from './piped-input.js';
 import { runOneShot } from './one-shot.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
@@ -62,6 +63,8 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
     ? await createDemoWorkspace()
     : await resolveWorkDir(options.workdir, io.cwd);
   const onTerminal = io.stdin.isTTY === true;
+  // What is piped to a single task goes with its prompt, read before anything starts.
+  const prompt = command.kind === 'prompt' ? await readPrompt(command.prompt, streams) : undefined;
   const settings = await resolveSettings({
     workDir,
     overrides: options.overrides,
@@ -92,7 +95,7 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
       return await runRepl(factory, repl, streams);
     }
     const context = { factory, workDir, settings, options, unattended };
-    if (command.kind === 'prompt') return await runPrompt(command.prompt, context, streams);
+    if (prompt !== undefined) return await runPrompt(prompt, context, streams);
     return await runDemo(context, streams);
   } finally {
     try {
@@ -102,6 +105,19 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
       await tracing.shutdown().catch(() => undefined);
     }
   }
+}
+
+/** The prompt of `-p`, with what is piped to claw (see `promptWithInput`). */
+function readPrompt(prompt: string, streams: Streams): Promise<string> {
+  const { io, stderr, errStyle } = streams;
+  return promptWithInput(prompt, io.stdin, {
+    source: io.stdinSource ?? 'other',
+    onWait: () => {
+      const note = 'claw: reading what is piped to it; the task starts once that ends ' +
+        '(give claw < /dev/null to pipe nothing)';
+      stderr.line(errStyle.dim(note)).catch(() => undefined);
+    },
+  });
 }
 
 type CommandSpawner = Awaited<ReturnType<RuntimeFactory['isolation']>>;

@@ -4,6 +4,7 @@ import { reportFailure } from './failure.js';
 import { helpText } from './help.js';
 import type { Interrupts } from './interrupts.js';
 import type { InputStream } from './line-input.js';
+import type { StdinSource } from './piped-input.js';
 import { Output, type OutputStream } from './output.js';
 import { colourWanted, createStyle } from './style.js';
 import { version } from './version.js';
@@ -14,6 +15,8 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   stdin: InputStream;
+  /** What stdin is: `piped` (a pipe or a file) gives `claw -p` its text. Default: `other`. */
+  stdinSource?: StdinSource;
   stdout: OutputStream;
   stderr: OutputStream;
   /** Where SIGINT and SIGTERM arrive. */

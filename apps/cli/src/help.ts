@@ -7,7 +7,9 @@ export function helpText(version: string): string {
 
 Usage:
   claw [options]                  interactive REPL in the workspace
-  claw -p, --prompt <text>        one task, then exit
+  claw -p, --prompt <text>        one task, then exit. Text piped to claw (a pipe or a file
+                                  on stdin) goes with it, up to 1 MiB; -p - takes the whole
+                                  task from stdin
   claw demo [options]             a built-in scripted model shows the whole loop; no key needed
   claw sessions [--workdir <dir>] the workspace's saved sessions, most recent first: id, last
                                   activity, messages, tokens (resume one with --session <id>)
@@ -85,6 +87,7 @@ Files, in <workdir>/.claw/:
 Examples:
   claw                                      REPL in the current folder
   claw -p "explain what src/main.ts does"   one task, answer on stdout
+  git diff | claw -p "review this change"   the diff goes with the task
   claw -p "add a test for parse()" --approval allow --output stream-json
   claw --workdir ~/project --session refactor
   claw demo --approval allow                the whole loop, unattended, no key

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `claw` executable: the app edge. Only here does claw touch the process (argv, env, stdio,
 // signals, exit); everything else gets them passed in (see app.ts).
+import { fstatSync } from 'node:fs';
 import { runCli } from './cli.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import { Interrupts } from './interrupts.js';
@@ -17,6 +18,7 @@ try {
     env: process.env,
     cwd: process.cwd(),
     stdin: process.stdin,
+    stdinSource: stdinSource(),
     stdout: process.stdout,
     stderr: process.stderr,
     interrupts,
@@ -29,6 +31,16 @@ try {
 // Let what was written reach the pipe or terminal before exiting.
 await Promise.all([flush(process.stdout), flush(process.stderr)]);
 process.exit(status);
+
+/** Whether stdin is a pipe or a file, whose text `claw -p` takes with the prompt. */
+function stdinSource(): 'piped' | 'other' {
+  try {
+    const stat = fstatSync(0);
+    return stat.isFIFO() || stat.isFile() ? 'piped' : 'other';
+  } catch {
+    return 'other';
+  }
+}
 
 function flush(stream: NodeJS.WriteStream): Promise<void> {
   if (stream.destroyed || !stream.writable) return Promise.resolve();

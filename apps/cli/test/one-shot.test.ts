@@ -1,11 +1,21 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClawProcess, baseEnv, cleanUp, eventually, messagesOf, modelEnv, parseEvents, tempDir } from './helpers.js';
+import {
+  ClawProcess,
+  baseEnv,
+  clawMain,
+  cleanUp,
+  eventually,
+  messagesOf,
+  modelEnv,
+  parseEvents,
+  tempDir,
+} from './helpers.js';
 
 let server: FakeOpenAIServer | undefined;
 
@@ -19,7 +29,49 @@ const writeNotes = {
   toolCalls: [{ id: 'call_write', name: 'write_file', arguments: JSON.stringify({ path: 'notes.txt', content: 'hello world\n' }) }],
 };
 
+/** Runs `<stdin> claw <args>` in a shell: `stdin` is a pipeline before claw, or a redirection. */
+async function clawInShell(stdin: string, args: readonly string[], env: Record<string, string>) {
+  const quoted = [process.execPath, clawMain, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ');
+  const child = spawn('sh', ['-c', stdin.startsWith('<') ? `${quoted} ${stdin}` : `${stdin} | ${quoted}`], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (text: string) => void (stdout += text));
+  child.stderr.setEncoding('utf8').on('data', (text: string) => void (stderr += text));
+  const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { status, stdout, stderr };
+}
+
 describe('claw -p (CLI-5)', () => {
+  it('text piped to claw -p (a pipe, or a file) goes with the prompt; -p - takes the task from stdin; binary input is refused', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'one' }, { text: 'two' }, { text: 'three' }] });
+    const workDir = await tempDir();
+    const env = modelEnv(server.baseURL);
+    const userMessages = (index: number) =>
+      messagesOf(server?.requests[index]).filter((message) => message.role === 'user').map((message) => message.content);
+
+    const fromPipe = await clawInShell('printf \'diff --git a/x b/x\\n+added\\n\'', ['-p', 'review this change', '--workdir', workDir], env);
+    expect(fromPipe.status, fromPipe.stderr).toBe(0);
+    expect(userMessages(0)).toEqual(['review this change\n\n<stdin>\ndiff --git a/x b/x\n+added\n</stdin>']);
+
+    await writeFile(path.join(workDir, 'notes.md'), 'remember the milk\n');
+    const fromFile = await clawInShell(`< '${path.join(workDir, 'notes.md')}'`, ['-p', '-', '--workdir', workDir, '--session', 'other'], env);
+    expect(fromFile.status, fromFile.stderr).toBe(0);
+    expect(userMessages(1)).toEqual(['remember the milk\n']);
+
+    // /dev/null is no pipe: the prompt alone.
+    const fromNothing = await clawInShell('< /dev/null', ['-p', 'just this', '--workdir', workDir, '--session', 'third'], env);
+    expect(fromNothing.status, fromNothing.stderr).toBe(0);
+    expect(userMessages(2)).toEqual(['just this']);
+
+    const binary = await clawInShell('printf \'\\211PNG\\000\'', ['-p', 'what is this', '--workdir', workDir], env);
+    expect(binary.status).toBe(2);
+    expect(binary.stderr).toContain('not UTF-8 text');
+    expect(server.requests).toHaveLength(3);
+  });
+
   it('--output stream-json: only channel events with seq (CLI-7), in order, one final task_completed; the file is written; traces flushed', async () => {
     server = await FakeOpenAIServer.start({
       turns: [
