@@ -113,8 +113,10 @@ function readPrompt(prompt: string, streams: Streams): Promise<string> {
   return promptWithInput(prompt, io.stdin, {
     source: io.stdinSource ?? 'other',
     onWait: () => {
-      const note = 'claw: reading what is piped to it; the task starts once that ends ' +
-        '(give claw < /dev/null to pipe nothing)';
+      const note = io.stdin.isTTY === true
+        ? 'claw: reading the task from the terminal (-p -); end it with Ctrl-D on a line of its own'
+        : 'claw: reading what is piped to it; the task starts once that ends ' +
+          '(give claw < /dev/null to pipe nothing)';
       stderr.line(errStyle.dim(note)).catch(() => undefined);
     },
   });
