@@ -24,41 +24,36 @@ export const stateFolderIgnore = [
 /** The file operations {@link prepareStateFolder} needs (met by `fs/promises`). */
 export type StateFolderFileSystem = Pick<AtomicWriteFileSystem, 'mkdir' | 'open'>;
 
-/** The folders prepared by this process: each is made (and given its ignore file) once. */
-const prepared = new Map<string, Promise<void>>();
+/** The folders this process gave an ignore file (or found one in). */
+const ignoreFileLookedAt = new Set<string>();
 
 /**
  * Makes a workspace's state folder (`folder`, its `.claw`) when it is missing, and gives it a
  * `.gitignore` ({@link stateFolderIgnore}) when it has none, so that a `git add` of the project
- * does not take claw's state with it. An existing `.gitignore` is never changed. Done once per
- * folder and process; every writer of a file in the folder calls it first.
+ * does not take claw's state with it. An existing `.gitignore` is never changed. Every writer of
+ * a file in the folder calls it first: the folder is made whenever it is missing (it may have been
+ * removed while claw runs), and the ignore file is looked at once per folder and process, and
+ * again when the folder had to be made afresh.
  *
  * @throws whatever making the folder throws (the caller's write could not succeed either); a
  *   failure to write the ignore file is not the caller's, and is not reported.
  */
-export function prepareStateFolder(
+export async function prepareStateFolder(
   fileSystem: StateFolderFileSystem,
   folder: string,
 ): Promise<void> {
-  const known = prepared.get(folder);
-  if (known !== undefined) return known;
-  const preparing = (async () => {
-    await fileSystem.mkdir(folder, { recursive: true });
+  // `fs.mkdir` with `recursive` gives the first folder it made, undefined when there was one.
+  const made = await fileSystem.mkdir(folder, { recursive: true });
+  if (made === undefined && ignoreFileLookedAt.has(folder)) return;
+  ignoreFileLookedAt.add(folder);
+  try {
+    const handle = await fileSystem.open(`${folder}/.gitignore`, 'wx', 0o644);
     try {
-      const handle = await fileSystem.open(`${folder}/.gitignore`, 'wx', 0o644);
-      try {
-        await handle.writeFile(stateFolderIgnore, 'utf8');
-      } finally {
-        await handle.close();
-      }
-    } catch {
-      // There is one already (EEXIST), or it cannot be written: the state is written all the same.
+      await handle.writeFile(stateFolderIgnore, 'utf8');
+    } finally {
+      await handle.close();
     }
-  })();
-  prepared.set(folder, preparing);
-  // A failure is not kept: the next writer tries again.
-  preparing.catch(() => {
-    if (prepared.get(folder) === preparing) prepared.delete(folder);
-  });
-  return preparing;
+  } catch {
+    // There is one already (EEXIST), or it cannot be written: the state is written all the same.
+  }
 }

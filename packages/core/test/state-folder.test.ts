@@ -52,8 +52,17 @@ describe('prepareStateFolder', () => {
     await expect(prepareStateFolder(flaky, folder)).rejects.toThrow('EACCES');
     mkdirFails = false;
     await expect(prepareStateFolder(flaky, folder)).resolves.toBeUndefined();
-    // Done: later writers find it prepared.
+    // Later writers find the folder there, and do not look at the ignore file again.
     await prepareStateFolder(flaky, folder);
-    expect(calls).toEqual(['mkdir', 'mkdir', 'open']);
+    expect(calls).toEqual(['mkdir', 'mkdir', 'open', 'mkdir']);
+  });
+
+  it('makes the folder and its ignore file again when the folder was removed while claw runs', async () => {
+    const folder = path.join(await workspace(), '.claw');
+    await prepareStateFolder(fs, folder);
+    await prepareStateFolder(fs, folder);
+    await rm(folder, { recursive: true });
+    await prepareStateFolder(fs, folder);
+    expect(await readFile(path.join(folder, '.gitignore'), 'utf8')).toBe(stateFolderIgnore);
   });
 });
