@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import fs, { readFile, writeFile } from 'node:fs/promises';
+import fs, { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode, errorMessage, prepareStateFolder, stateFolderName } from '@claw/core';
 import { PgSessionError } from './errors.js';
@@ -41,11 +41,18 @@ export async function workspaceIdOf(workDir: string): Promise<string> {
   };
   const found = await read();
   if (found !== undefined) return found;
+  // Written whole beside it, then linked into place: the link is made only where there is no
+  // file yet (two instances making it at once agree: the first wins), and a reader never sees a
+  // file without its id.
+  const temporary = `${file}.${randomUUID()}.tmp`;
   try {
     await prepareStateFolder(fs, path.dirname(file));
-    await writeFile(file, `${JSON.stringify({ id: randomUUID() })}\n`, { flag: 'wx', mode: 0o644 });
+    await writeFile(temporary, `${JSON.stringify({ id: randomUUID() })}\n`, { flag: 'wx', mode: 0o644 });
+    await link(temporary, file);
   } catch (error) {
     if (errnoCode(error) !== 'EEXIST') throw unavailable(file, `cannot be made: ${errorMessage(error)}`, error);
+  } finally {
+    await unlink(temporary).catch(() => undefined);
   }
   const made = await read();
   if (made === undefined) throw unavailable(file, 'vanished while it was made');

@@ -29,7 +29,7 @@ afterEach(async () => {
 describe('workspaceIdOf (SCALE-5)', () => {
   it('makes the id once, and instances making it at once agree on it', async () => {
     const workDir = await folder();
-    const ids = await Promise.all(Array.from({ length: 8 }, () => workspaceIdOf(workDir)));
+    const ids = await Promise.all(Array.from({ length: 64 }, () => workspaceIdOf(workDir)));
     expect(new Set(ids).size).toBe(1);
     const stored = JSON.parse(await readFile(path.join(workDir, workspaceIdPath), 'utf8')) as { id: string };
     expect(stored.id).toBe(ids[0]);
