@@ -51,14 +51,18 @@ async function listing(
   return { sessions, unreadable };
 }
 
-/** A line per session (`current` marked with `*`), or a line saying there is none. */
+/**
+ * A line per session (`current` marked with `*`), or a line saying there is none. A session with
+ * a prompt ends its line with its title (the first line of its first prompt).
+ */
 export function sessionLines(sessions: readonly SessionSummary[], current?: string): string[] {
   if (sessions.length === 0) return ['no saved sessions in this workspace yet'];
   return sessions.map((session) => {
     const marker = session.id === current ? '*' : ' ';
     const when = session.updatedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+    const title = session.title === undefined ? '' : `: ${JSON.stringify(visible(session.title))}`;
     return `${marker} ${session.id.padEnd(20)} last active ${when}, ${session.messageCount} messages, ` +
-      `${session.usage.totalTokens} tokens`;
+      `${session.usage.totalTokens} tokens${title}`;
   });
 }
 

@@ -32,7 +32,9 @@ describe('claw sessions (CLI-7)', () => {
     );
     // beta ran last; each holds its prompt and the answer.
     expect(lines.slice(1).map((line) => line.trim().split(/\s+/)[0])).toEqual(['beta', 'alpha']);
-    for (const line of lines.slice(1)) expect(line).toMatch(/last active \S+ \S+Z, 2 messages, \d+ tokens$/);
+    // Each ends with its title: the first line of its first prompt.
+    expect(lines[1]).toMatch(/^ {2}beta +last active \S+ \S+Z, 2 messages, \d+ tokens: "hello beta"$/);
+    expect(lines[2]).toMatch(/^ {2}alpha +last active \S+ \S+Z, 2 messages, \d+ tokens: "hello alpha"$/);
     const here = await ClawProcess.run(['sessions'], { cwd: workDir });
     expect(here.stdout).toBe(listed.stdout);
   });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
 import type { RuntimeSource, UnreadableWelcomeSession, WelcomeSession } from '@claw/channel';
-import { abortReason } from '@claw/core';
+import { abortReason, sessionTitle } from '@claw/core';
 import {
   RemoteRuntime,
   RemoteSession,
@@ -184,11 +184,13 @@ export class ServerSessions implements RuntimeSource {
       if (entry === undefined || entry.unloading !== undefined) continue;
       const view = entry.keeper?.snapshot() ?? entry.remote?.view();
       if (view === undefined) continue;
+      const title = sessionTitle(view.history);
       sessions.set(entry.key, {
         session_id: entry.sessionId,
         state: view.state,
         last_seq: view.seq,
         updated_at: sessions.get(entry.key)?.updated_at ?? new Date().toISOString(),
+        ...(title === undefined ? {} : { title }),
       });
     }
     return [...sessions.values()]
@@ -256,6 +258,7 @@ export class ServerSessions implements RuntimeSource {
           state: 'idle',
           last_seq: summary.lastEventSeq,
           updated_at: summary.updatedAt,
+          ...(summary.title === undefined ? {} : { title: summary.title }),
         });
       }
       for (const session of found) {

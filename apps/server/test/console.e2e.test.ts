@@ -188,6 +188,10 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     }
     const list = page.getByRole('list', { name: 'Sessions' });
     await expect.poll(() => list.getByRole('listitem').filter({ hasText: first }).textContent()).toContain('idle');
+    // Each listed with its title: its first prompt.
+    for (const [id, word] of [[first, 'alpha'], [second, 'beta']] as const) {
+      expect(await list.getByRole('listitem').filter({ hasText: id }).locator('.session-title').textContent()).toBe(word);
+    }
     await page.screenshot({ path: await screenshotPath('two-sessions') });
     expect(pageErrors(page)).toEqual([]);
   });

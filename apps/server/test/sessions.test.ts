@@ -117,11 +117,14 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
   it('TCP and WebSocket clients share one set of sessions: welcome lists them, one opens the other\'s', async () => {
     const { address } = await startServer({ steps: [{ text: 'one' }] });
     const { client: tcp, sessionId } = await openSession('tcp', address, { session_id: 'shared' });
-    tcp.send({ type: 'prompt', content: 'go' });
+    tcp.send({ type: 'prompt', content: 'go\nand more' });
     await tcp.next('task_completed');
     const ws = await WsClient.connect(address.http);
     const welcome = await ws.hello();
     expect(welcome.type === 'welcome' ? welcome.sessions.map((session) => session.session_id) : []).toContain(sessionId);
+    // Listed with its title: the first line of its first prompt.
+    const listed = welcome.type === 'welcome' ? welcome.sessions.find((session) => session.session_id === sessionId) : undefined;
+    expect(listed?.title).toBe('go');
     ws.send({ type: 'open', session_id: sessionId });
     const history = await ws.next('history');
     expect(history.messages.map((message) => message.role)).toEqual(['user', 'assistant']);

@@ -9,9 +9,32 @@ import {
   formatTtft,
   linkText,
   listStateText,
+  sessionTitleText,
   taskStateText,
 } from '../src/state/selectors.js';
 import { SessionScript, prompted, receive, view, withFreshSession } from './fixtures.js';
+
+describe('session titles in the list', () => {
+  it('are the first line of the first prompt: as the server lists them, or from a session begun in this page', () => {
+    const s1 = new SessionScript('s1');
+    let state = withFreshSession('s1');
+    expect(sessionTitleText(view(state, 's1'))).toBeUndefined();
+    state = prompted(state, s1, '  add a test for parse()\nit should cover empty input');
+    expect(sessionTitleText(view(state, 's1'))).toBe('add a test for parse()');
+    state = reduce(state, {
+      type: 'listing',
+      sessions: [
+        { session_id: 's2', state: 'idle', last_seq: 3, updated_at: '2025-03-01T09:00:00.000Z', title: 'fix the login bug' },
+        { session_id: 's3', state: 'idle', last_seq: 0, updated_at: '2025-03-01T09:00:00.000Z' },
+      ],
+      unreadable: [],
+    });
+    expect(sessionTitleText(view(state, 's2'))).toBe('fix the login bug');
+    expect(sessionTitleText(view(state, 's3'))).toBeUndefined();
+    // Live events keep what the listing said.
+    expect(sessionTitleText(view(receive(state, s1.event('state', { state: 'running' })), 's2'))).toBe('fix the login bug');
+  });
+});
 
 describe('state texts (WEB-1, WEB-4)', () => {
   it('lists an open session by its live state, others by the listing, all as disconnected when offline', () => {

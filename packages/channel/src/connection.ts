@@ -31,6 +31,8 @@ export interface WelcomeSession {
   state: SessionRunState;
   last_seq: number;
   updated_at: string;
+  /** The first line of its first prompt (`sessionTitle`); absent when it has none. */
+  title?: string;
 }
 
 /** A stored session `welcome` names apart: it cannot be read, so it is not in `sessions`. */

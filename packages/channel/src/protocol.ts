@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 
 // How the text of a model or a tool is shown to people, the same in every client.
-export { visible, withoutColourCodes } from '@claw/core';
+export { promptTitle, visible, withoutColourCodes } from '@claw/core';
 
 /** The protocol version `hello` names and `welcome` answers with. */
 export const protocolVersion = 1;
@@ -178,6 +178,8 @@ export const sessionListingSchema = z.object({
       state: sessionState,
       last_seq: z.number().int().nonnegative(),
       updated_at: z.string(),
+      /** The first line of its first prompt, at most 80 characters; absent: none yet. */
+      title: z.string().optional(),
     }),
   ),
   /** Stored sessions that cannot be read (damaged), left out of `sessions`; absent: none. */

@@ -132,3 +132,25 @@ export function findUnpairedCalls(history: readonly Message[]): UnpairedCalls[] 
   }
   return gaps;
 }
+
+/** The longest title {@link promptTitle} gives, in characters. */
+export const maxTitleChars = 80;
+
+/**
+ * A title for what a prompt asks: its first line that is not blank, trimmed, cut to
+ * {@link maxTitleChars} (with `…`); undefined when the prompt is blank.
+ */
+export function promptTitle(prompt: string): string | undefined {
+  const line = prompt.split('\n').map((each) => each.trim()).find((each) => each !== '');
+  if (line === undefined) return undefined;
+  const chars = [...line];
+  return chars.length <= maxTitleChars ? line : `${chars.slice(0, maxTitleChars - 1).join('')}…`;
+}
+
+/** A session's title: that of its first prompt (the first user message); undefined when none. */
+export function sessionTitle(messages: readonly (Message | undefined)[]): string | undefined {
+  for (const message of messages) {
+    if (message?.role === 'user') return promptTitle(message.content);
+  }
+  return undefined;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addUsage, emptyUsage, messageSchema, type Message } from '../src/index.js';
+import { addUsage, emptyUsage, maxTitleChars, messageSchema, promptTitle, sessionTitle, type Message } from '../src/index.js';
 
 describe('Message (CORE-1)', () => {
   const history: Message[] = [
@@ -67,5 +67,29 @@ describe('findUnpairedCalls', () => {
     expect(
       findUnpairedCalls([{ role: 'assistant', content: '', toolCalls: [call('x'), call('x')] }]),
     ).toEqual([{ assistantIndex: 0, before: 1, calls: [call('x')] }]);
+  });
+});
+
+describe('promptTitle and sessionTitle', () => {
+  it('title a prompt by its first line that is not blank, trimmed, cut to 80 characters with …', () => {
+    expect(promptTitle('fix the login bug')).toBe('fix the login bug');
+    expect(promptTitle('\n   \n  review this change  \n<stdin>\ndiff')).toBe('review this change');
+    expect(promptTitle(' \n\t\n')).toBeUndefined();
+    const long = promptTitle('é'.repeat(200));
+    expect([...(long ?? '')]).toHaveLength(maxTitleChars);
+    expect(long).toBe(`${'é'.repeat(maxTitleChars - 1)}…`);
+    expect(promptTitle('x'.repeat(maxTitleChars))).toBe('x'.repeat(maxTitleChars));
+  });
+
+  it('title a session by its first prompt, skipping what comes before it and places not known', () => {
+    const messages: Array<Message | undefined> = [
+      undefined,
+      { role: 'system', content: 'you are claw' },
+      { role: 'user', content: 'first task\nwith details' },
+      { role: 'user', content: 'second task' },
+    ];
+    expect(sessionTitle(messages)).toBe('first task');
+    expect(sessionTitle([{ role: 'assistant', content: 'hello' }])).toBeUndefined();
+    expect(sessionTitle([])).toBeUndefined();
   });
 });

@@ -22,8 +22,9 @@ export function summarize(
 /**
  * `summary` with `records` applied (kept in the session's row, so that `list` reads no log), the
  * way a load applies them: messages appended, inserted by repair or cleared, usage and cost
- * added, the last event seq. `undefined` when a record does not fit the summary: `list` then
- * reads the session whole (and leaves it out when it is corrupt).
+ * added, the last event seq, the title (its first prompt's, kept until a clear). `undefined` when
+ * a record does not fit the summary: `list` then reads the session whole (and leaves it out when
+ * it is corrupt).
  */
 export function advanceSummary(
   summary: SessionSummary,
@@ -42,9 +43,15 @@ export function advanceSummary(
     cost: summary.cost,
     journal: { active: false, calls: [] },
   };
+  let advanced: SessionSummary;
   try {
-    return summarize(snapshot, records);
+    advanced = summarize(snapshot, records);
   } catch {
     return undefined;
   }
+  // The summary's messages are only places: its first prompt is known by the title it gave.
+  const cleared = records.some((record) => record.change.type === 'clear');
+  const { title: newTitle, ...rest } = advanced;
+  const title = cleared ? newTitle : summary.title ?? newTitle;
+  return { ...rest, ...(title === undefined ? {} : { title }) };
 }

@@ -73,6 +73,8 @@ export interface SessionSummary {
   cost: CostTotals;
   /** The seq of its last event (0 before the first). */
   lastEventSeq: number;
+  /** The first line of its first prompt, cut to 80 characters (`sessionTitle`); absent: none. */
+  title?: string;
 }
 
 /** A stored session that `SessionLog.list` could not read, and left out of its `sessions`. */

@@ -1,8 +1,10 @@
+import { sessionTitle } from '@claw/core';
 import type { SessionSummary, StoredLog } from './session-log.js';
 import { applyChange, stateOf, type SessionState } from './session-state.js';
 
 /** The summary of a session in this state. */
 export function summaryOfState(state: SessionState): SessionSummary {
+  const title = sessionTitle(state.messages);
   return {
     id: state.id,
     workDir: state.workDir,
@@ -12,6 +14,7 @@ export function summaryOfState(state: SessionState): SessionSummary {
     usage: { ...state.usage },
     cost: { ...state.cost },
     lastEventSeq: state.eventSeq,
+    ...(title === undefined ? {} : { title }),
   };
 }
 

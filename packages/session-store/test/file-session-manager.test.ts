@@ -341,6 +341,8 @@ describe('FileSessionManager: list and delete', () => {
         messageCount: 4,
         usage: usage(0, 0),
         cost: { usd: 0, unpricedCalls: 0 },
+        // Its first prompt's first line.
+        title: 'a',
       },
       {
         id: 'newer',
@@ -351,6 +353,7 @@ describe('FileSessionManager: list and delete', () => {
         messageCount: 2,
         usage: usage(5, 5),
         cost: { usd: 1, unpricedCalls: 0 },
+        title: 'b',
       },
     ]);
     // The damaged file is named with what opening it would say; the empty one is a session not

@@ -1,4 +1,4 @@
-import { listStateText } from '../state/selectors.js';
+import { listStateText, sessionTitleText } from '../state/selectors.js';
 import type { ConsoleState } from '../state/types.js';
 import { useController } from './controller-context.js';
 
@@ -18,10 +18,14 @@ export function SessionList({ state }: { state: ConsoleState }) {
           const view = state.sessions[id];
           if (view === undefined) return null;
           const stateText = listStateText(state.connection, view);
+          const title = sessionTitleText(view);
           const open = view.status !== 'closed';
           return (
             <li key={id} className={`session-item${open ? ' is-open' : ''}`}>
               <span className="session-id">{id}</span>
+              {title === undefined ? null : (
+                <span className="session-title" title={title}>{title}</span>
+              )}
               <span className={`state state-${stateText.replace(' ', '-')}`}>{stateText}</span>
               {open ? (
                 <button

@@ -231,7 +231,12 @@ function applyListing(
     if (state.sessions[listed.session_id] === undefined) added.push(listed.session_id);
     next[listed.session_id] = {
       ...view,
-      listing: { state: listed.state, lastSeq: listed.last_seq, updatedAt: listed.updated_at },
+      listing: {
+        state: listed.state,
+        lastSeq: listed.last_seq,
+        updatedAt: listed.updated_at,
+        ...(listed.title === undefined ? {} : { title: listed.title }),
+      },
     };
   }
   // Known sessions keep their place (the list does not jump); new ones come first.

@@ -1,9 +1,19 @@
 // Texts the page shows for a state (the e2e tests read some of them, keep them stable).
-import { describeCost } from '@claw/channel/protocol';
+import { describeCost, promptTitle } from '@claw/channel/protocol';
 import type { ConnectionStatus, Figures, RunState, SessionView } from './types.js';
 
 export function runStateText(state: RunState): string {
   return state === 'awaiting_approval' ? 'awaiting approval' : state;
+}
+
+/**
+ * A session's title in the list: the first line of its first prompt, as the server listed it, or
+ * (a session begun in this page since) as its transcript here holds it; undefined before any.
+ */
+export function sessionTitleText(view: SessionView): string | undefined {
+  if (view.listing.title !== undefined) return view.listing.title;
+  const first = view.items.find((item) => item.kind === 'user');
+  return first === undefined ? undefined : promptTitle(first.text);
 }
 
 /** The list's state of a session: live when it is open, what the server listed otherwise. */

@@ -83,6 +83,8 @@ export interface Listing {
   state: RunState;
   lastSeq: number;
   updatedAt?: string;
+  /** The first line of its first prompt, as the server lists it. */
+  title?: string;
 }
 
 export interface SessionView {

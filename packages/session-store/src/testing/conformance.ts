@@ -178,7 +178,28 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
         usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
         cost: { usd: 0, unpricedCalls: 0 },
         lastEventSeq: 1,
+        title: 'hi',
       });
+    }));
+
+    it('lists a session\'s title: its first prompt\'s first line, kept as more comes, gone with a clear, back with the next prompt', withLog(async (log) => {
+      const titleOf = async () => (await log.list()).sessions.find((summary) => summary.id === 't')?.title;
+      await log.compact('t', emptySnapshot('t'));
+      expect(await titleOf()).toBeUndefined();
+      await log.append('t', [append(1, { role: 'user', content: '\n  fix the login bug  \nit fails on empty passwords' })], { sync: false });
+      expect(await titleOf()).toBe('fix the login bug');
+      // Appended in batches of their own: the title stays the first prompt's.
+      await log.append('t', [append(2, { role: 'assistant', content: 'done' })], { sync: false });
+      await log.append('t', [append(3, { role: 'user', content: 'now the signup form' })], { sync: true });
+      expect(await titleOf()).toBe('fix the login bug');
+      const clear = { type: 'clear' as const };
+      await log.append('t', [{ seq: 4, at: at(4), change: clear, encoded: JSON.stringify(clear) }], { sync: false });
+      expect(await titleOf()).toBeUndefined();
+      await log.append('t', [append(5, { role: 'user', content: `${'long '.repeat(30)}prompt` })], { sync: false });
+      const long = await titleOf();
+      expect(long?.startsWith('long long')).toBe(true);
+      expect([...(long ?? '')]).toHaveLength(80);
+      expect(long?.endsWith('…')).toBe(true);
     }));
 
     it('lets one owner at a time hold a session, naming the holder to the others', withLog(async (log) => {
