@@ -191,6 +191,7 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     // Each listed with its title: its first prompt.
     for (const [id, word] of [[first, 'alpha'], [second, 'beta']] as const) {
       expect(await list.getByRole('listitem').filter({ hasText: id }).locator('.session-title').textContent()).toBe(word);
+      expect(await session(page, id).getByTestId('session-title').textContent()).toBe(word);
     }
     await page.screenshot({ path: await screenshotPath('two-sessions') });
     expect(pageErrors(page)).toEqual([]);

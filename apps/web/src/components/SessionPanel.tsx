@@ -1,5 +1,5 @@
 import { memo, type KeyboardEvent } from 'react';
-import { canInterrupt, linkText, taskStateText } from '../state/selectors.js';
+import { canInterrupt, linkText, sessionTitleText, taskStateText } from '../state/selectors.js';
 import type { ConnectionStatus, SessionView } from '../state/types.js';
 import { Composer } from './Composer.js';
 import { Conversation } from './Conversation.js';
@@ -22,6 +22,7 @@ export const SessionPanel = memo(function SessionPanel({
   const link = linkText(connection, view);
   const taskState = taskStateText(view);
   const interruptible = canInterrupt(connection, view);
+  const title = sessionTitleText(view);
   const onKeyDown = (event: KeyboardEvent) => {
     // Esc anywhere in the panel interrupts its task (WEB-4).
     if (event.key === 'Escape' && interruptible) {
@@ -58,6 +59,9 @@ export const SessionPanel = memo(function SessionPanel({
         >
           Close
         </button>
+        {title === undefined ? null : (
+          <p className="panel-subtitle" data-testid="session-title" title={title}>{title}</p>
+        )}
       </header>
       <Figures figures={view.figures} />
       {view.error !== undefined ? <p className="panel-error" role="alert">{view.error}</p> : null}
