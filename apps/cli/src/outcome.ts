@@ -1,4 +1,4 @@
-import { describeCost } from '@claw/channel/protocol';
+import { describeTaskSummary } from '@claw/channel/protocol';
 import type { RunResult } from '@claw/engine';
 import { exitStatus, statusForSignal } from './exit-status.js';
 import type { Style } from './style.js';
@@ -43,18 +43,15 @@ export interface TaskFigures {
  * a model claw has no price for).
  */
 export function summaryLine(result: RunResult, figures: TaskFigures, style: Style): string {
-  const count = (n: number, noun: string): string =>
-    `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
-  const calls = count(figures.toolCalls, 'tool call') +
-    (figures.failedToolCalls > 0 ? ` (${figures.failedToolCalls} failed or denied)` : '');
-  const parts = [
-    count(result.turns, 'model call'),
-    calls,
-    count(result.usage.totalTokens, 'token'),
-    `cost ${describeCost(result.cost.usd, result.cost.unpricedCalls)}`,
-    `${(figures.elapsedMs / 1000).toFixed(1)} s`,
-  ];
-  return style.dim(parts.join(' · '));
+  return style.dim(describeTaskSummary({
+    modelCalls: result.turns,
+    toolCalls: figures.toolCalls,
+    failedToolCalls: figures.failedToolCalls,
+    tokens: result.usage.totalTokens,
+    costUsd: result.cost.usd,
+    unpricedCalls: result.cost.unpricedCalls,
+    elapsedMs: figures.elapsedMs,
+  }));
 }
 
 /**

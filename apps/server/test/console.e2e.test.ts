@@ -182,6 +182,9 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
       await expect.poll(() => panel.getByTestId('assistant-message').last().textContent(), { timeout: 10_000 })
         .toContain(`You said: ${word}. Streaming word by word.`);
       await expect.poll(() => panel.getByTestId('task-state').textContent()).toBe('completed');
+      // What the task did, as the terminal says it.
+      await expect.poll(() => panel.getByTestId('notice').last().textContent())
+        .toMatch(/^1 model call · 0 tool calls · 15 tokens · cost unpriced · \d+\.\d s$/);
       // Each panel shows only its own session's conversation.
       const other = word === 'alpha' ? 'beta' : 'alpha';
       expect(await panel.getByRole('log').textContent()).not.toContain(`You said: ${other}`);

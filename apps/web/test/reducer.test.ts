@@ -228,6 +228,8 @@ describe('replayed events (seq ≤ lastSeq) are not shown twice', () => {
       'tool write_file → ok',
       'approval req-1: allow_once by ws-2',
       'assistant: Done.',
+      // What the task did (this page saw it start): as the terminal says it.
+      'notice(info): 2 model calls · 1 tool call · 0 tokens · cost $0.00 · 0.1 s',
     ]);
     expect(view(state, 's1')).toMatchObject({ lastSeq: s1.seq, runState: 'idle' });
   });

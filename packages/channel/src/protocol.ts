@@ -287,6 +287,38 @@ export function describeCost(usd: number, unpricedCalls: number): string {
   return unpricedCalls > 0 ? `${dollars} + ${unpricedCalls} unpriced` : dollars;
 }
 
+/** What a task did, for {@link describeTaskSummary}. */
+export interface TaskSummary {
+  modelCalls: number;
+  toolCalls: number;
+  /** Tool calls that failed or were denied. */
+  failedToolCalls: number;
+  /** Tokens of the task, its subagents' included. */
+  tokens: number;
+  costUsd: number;
+  /** Model calls of the task that had no price. */
+  unpricedCalls: number;
+  elapsedMs: number;
+}
+
+/**
+ * What a task did, in one line, the same in every client: `3 model calls · 2 tool calls (1 failed
+ * or denied) · 12,345 tokens · cost $0.0042 · 14.2 s`.
+ */
+export function describeTaskSummary(summary: TaskSummary): string {
+  const count = (n: number, noun: string): string =>
+    `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+  const calls = count(summary.toolCalls, 'tool call') +
+    (summary.failedToolCalls > 0 ? ` (${summary.failedToolCalls} failed or denied)` : '');
+  return [
+    count(summary.modelCalls, 'model call'),
+    calls,
+    count(summary.tokens, 'token'),
+    `cost ${describeCost(summary.costUsd, summary.unpricedCalls)}`,
+    `${(summary.elapsedMs / 1000).toFixed(1)} s`,
+  ].join(' · ');
+}
+
 /** The message of the history as it goes on the wire. */
 export function toWireMessage(message: Message): WireMessage {
   switch (message.role) {

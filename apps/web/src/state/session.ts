@@ -6,6 +6,7 @@ import {
   type SessionEvent,
 } from '@claw/channel/protocol';
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
+import { taskSummaryText, tallied } from './tally.js';
 import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
 
 export function emptySession(id: string): SessionView {
@@ -36,7 +37,12 @@ export function applySessionEvent(
   receivedAt: number,
 ): SessionView {
   if (event.seq <= view.lastSeq) return view;
-  const next = { ...view, lastSeq: event.seq, listing: { ...view.listing, lastSeq: event.seq } };
+  const next = {
+    ...view,
+    lastSeq: event.seq,
+    listing: { ...view.listing, lastSeq: event.seq },
+    tally: tallied(view.tally, event, timeOf(event, receivedAt)),
+  };
   const key = `e${event.seq}`;
   switch (event.type) {
     case 'task_started':
@@ -87,12 +93,18 @@ export function applySessionEvent(
           budgetsLeft: event.budgets_left,
         },
       };
-    case 'task_completed':
-      return { ...endStream(next), lastEnd: 'completed', turnStartedAt: undefined };
-    case 'task_canceled':
-      return endTask(next, 'canceled', `Task canceled${event.reason ? `: ${event.reason}` : ''}`, key);
-    case 'task_failed':
-      return endTask(next, 'failed', `Task failed: ${event.error} (${event.code})`, key);
+    case 'task_completed': {
+      const ended = { ...endStream(next), lastEnd: 'completed' as const, turnStartedAt: undefined };
+      return withSummary(ended, event, key, receivedAt);
+    }
+    case 'task_canceled': {
+      const text = `Task canceled${event.reason ? `: ${event.reason}` : ''}`;
+      return endTask(withSummary(next, event, key, receivedAt), 'canceled', text, key);
+    }
+    case 'task_failed': {
+      const text = `Task failed: ${event.error} (${event.code})`;
+      return endTask(withSummary(next, event, key, receivedAt), 'failed', text, key);
+    }
   }
 }
 
@@ -229,6 +241,21 @@ export function updateApproval(
   return card?.kind === 'approval' ? replaceItem(view, index, change(card)) : view;
 }
 
+/**
+ * The task's end: the line that tells what it did goes into the transcript (when this page saw the
+ * task start and it did something), and its tally is done with.
+ */
+function withSummary(
+  view: SessionView,
+  event: SessionEvent & { task_id: string },
+  key: string,
+  receivedAt: number,
+): SessionView {
+  const text = taskSummaryText(view.tally, event.task_id, timeOf(event, receivedAt));
+  const done = { ...view, tally: undefined };
+  return text === undefined ? done : push(done, { kind: 'notice', key: `${key}-summary`, tone: 'info', text });
+}
+
 function endTask(view: SessionView, end: 'canceled' | 'failed', text: string, key: string) {
   const ended = { ...endStream(view), lastEnd: end, turnStartedAt: undefined };
   return push(ended, { kind: 'notice', key, tone: end === 'failed' ? 'error' : 'info', text });
@@ -272,6 +299,8 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
     streamingKey: undefined,
     turnStartedAt: undefined,
     lastEnd: undefined,
+    // Rebuilt from messages: what the running task did before is not known here.
+    tally: undefined,
   };
   for (const request of view.openPending) next = addApproval(next, request);
   return next;

@@ -112,7 +112,22 @@ export interface SessionView {
   /** `session_opened.pending_approvals`, kept to re-add after a `history` rebuild. */
   openPending: Array<ServerEventOf<'approval_request'>>;
   figures: Figures;
+  /** What the running task has done so far, when this page saw it start (for its summary). */
+  tally?: TaskTally;
   error?: string;
+}
+
+/** What a task has done, counted from its events (`describeTaskSummary` tells it at its end). */
+export interface TaskTally {
+  taskId: string;
+  /** Its `task_started` time, in ms since the epoch. */
+  startedAt: number;
+  modelCalls: number;
+  toolCalls: number;
+  failedToolCalls: number;
+  tokens: number;
+  costUsd: number;
+  unpricedCalls: number;
 }
 
 export interface ConsoleState {
