@@ -1,5 +1,10 @@
 import type { Reporter } from '@claw/core';
-import { describeModelRetry, describeToolProgress } from '@claw/channel/protocol';
+import {
+  describeModelRetry,
+  describeModelWait,
+  describeToolProgress,
+  modelWaitNoticeMs,
+} from '@claw/channel/protocol';
 import { describeToolCall, summarizeToolResult } from './format.js';
 import type { TaskFigures } from './outcome.js';
 import type { Output } from './output.js';
@@ -33,7 +38,7 @@ export interface TextReporter extends Reporter {
  * How long a model call may stay silent before a line says claw is waiting for it, and how often
  * the line comes again while it stays silent.
  */
-export const modelWaitNotice = { firstMs: 5_000, everyMs: 15_000 } as const;
+export const modelWaitNotice = { firstMs: modelWaitNoticeMs, everyMs: 15_000 } as const;
 
 /** The least time between two progress lines of one tool call (a tool may report far faster). */
 export const toolProgressEveryMs = 2_000;
@@ -61,7 +66,7 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     await options.afterActivity?.();
   };
   const wait = new ModelWait((seconds, again) => {
-    const text = `… ${again ? 'still ' : ''}waiting for the model: ${seconds} s so far`;
+    const text = `… ${describeModelWait(seconds, again)}`;
     // Informational: a line that cannot be written is not worth stopping the run for.
     beforeActivity()
       .then(() => activity.line(style.dim(text)))

@@ -38,6 +38,7 @@ function reply(body: unknown): FakeTurn {
     const command = "printf '\\033[1;32mall green\\033[0m\\n'";
     return { toolCalls: [{ id: 'call-colour', name: 'bash', arguments: JSON.stringify({ command }) }] };
   }
+  if (prompt.startsWith('slow')) return { text: 'at last, an answer', delayMs: 5600 };
   if (prompt.startsWith('stream')) {
     const lines = Array.from({ length: 40 }, (_, index) => `Line ${index + 1} of a long answer.\n`);
     return { textChunks: lines, chunkDelayMs: 25 };
@@ -237,6 +238,18 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     // eslint-disable-next-line no-control-regex -- the escape character must not be in the page
     expect(await result.textContent()).not.toMatch(/\[1;32m|\[0m|\u001b/);
     await expect.poll(() => session(page, id).getByTestId('task-state').textContent()).toBe('completed');
+  });
+
+  it('a model silent for 5 s: the panel says it waits for it, counting, until the answer comes', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    await prompt(page, id, 'slow answer');
+    const wait = session(page, id).getByTestId('model-wait');
+    await wait.waitFor({ timeout: 10_000 });
+    expect(await wait.textContent()).toMatch(/^… waiting for the model: 5 s so far$/);
+    await expect.poll(() => session(page, id).getByTestId('assistant-message').last().textContent(), { timeout: 10_000 })
+      .toContain('at last, an answer');
+    expect(await wait.count()).toBe(0);
   });
 
   it('a long tool shows its progress while it runs; interrupted, the task shows canceled', async () => {

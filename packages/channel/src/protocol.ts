@@ -262,6 +262,17 @@ export function describeModelRetry(
     `${retry.attempts}): ${retry.error}`;
 }
 
+/** How long a model call must be silent before a client says so, in milliseconds. */
+export const modelWaitNoticeMs = 5000;
+
+/**
+ * A silent model call for people, the same in every client: `waiting for the model: 12 s so far`
+ * (`still waiting …` when said again).
+ */
+export function describeModelWait(seconds: number, again = false): string {
+  return `${again ? 'still ' : ''}waiting for the model: ${seconds} s so far`;
+}
+
 /**
  * A tool's progress for people, the same in every client: `Downloading (30 of 100)`,
  * `Downloading`, `30 of 100` or `30`.

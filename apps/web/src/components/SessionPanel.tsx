@@ -5,6 +5,7 @@ import { Composer } from './Composer.js';
 import { Conversation } from './Conversation.js';
 import { useController } from './controller-context.js';
 import { Figures } from './Figures.js';
+import { ModelWait } from './ModelWait.js';
 
 /**
  * One open session: its header (link, task state, interrupt, close), the conversation, the figures
@@ -66,6 +67,7 @@ export const SessionPanel = memo(function SessionPanel({
       <Figures figures={view.figures} />
       {view.error !== undefined ? <p className="panel-error" role="alert">{view.error}</p> : null}
       <Conversation view={view} canAnswer={connected && view.status === 'open' && view.role !== 'observer'} />
+      <ModelWait since={view.waitingSince} />
       <Composer
         sessionId={view.id}
         disabledReason={composerBlock(view, connected)}

@@ -6,6 +6,7 @@ import {
   type SessionEvent,
 } from '@claw/channel/protocol';
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
+import { waitingSinceAfter } from './model-wait.js';
 import { taskSummaryText, tallied } from './tally.js';
 import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
 
@@ -42,6 +43,7 @@ export function applySessionEvent(
     lastSeq: event.seq,
     listing: { ...view.listing, lastSeq: event.seq },
     tally: tallied(view.tally, event, timeOf(event, receivedAt)),
+    waitingSince: waitingSinceAfter(view.waitingSince, event, receivedAt),
   };
   const key = `e${event.seq}`;
   switch (event.type) {
@@ -301,6 +303,7 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
     lastEnd: undefined,
     // Rebuilt from messages: what the running task did before is not known here.
     tally: undefined,
+    waitingSince: undefined,
   };
   for (const request of view.openPending) next = addApproval(next, request);
   return next;

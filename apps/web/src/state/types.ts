@@ -112,6 +112,11 @@ export interface SessionView {
   /** `session_opened.pending_approvals`, kept to re-add after a `history` rebuild. */
   openPending: Array<ServerEventOf<'approval_request'>>;
   figures: Figures;
+  /**
+   * Since when (this page's clock, ms) the current model call has sent nothing: the page says so
+   * after a while. Undefined when no call waits.
+   */
+  waitingSince?: number;
   /** What the running task has done so far, when this page saw it start (for its summary). */
   tally?: TaskTally;
   error?: string;
