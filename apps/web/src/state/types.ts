@@ -1,5 +1,5 @@
 // The console's state: what the reducer computes from server events and local actions.
-import type { ServerEvent, ServerEventOf } from '@claw/channel/protocol';
+import type { ServerEvent, ServerEventOf, TaskSummary } from '@claw/channel/protocol';
 
 export type ConnectionStatus =
   | 'connecting'
@@ -123,16 +123,10 @@ export interface SessionView {
 }
 
 /** What a task has done, counted from its events (`describeTaskSummary` tells it at its end). */
-export interface TaskTally {
+export interface TaskTally extends Omit<TaskSummary, 'elapsedMs'> {
   taskId: string;
   /** Its `task_started` time, in ms since the epoch. */
   startedAt: number;
-  modelCalls: number;
-  toolCalls: number;
-  failedToolCalls: number;
-  tokens: number;
-  costUsd: number;
-  unpricedCalls: number;
 }
 
 export interface ConsoleState {
