@@ -193,11 +193,16 @@ async function runPrompt(prompt: string, context: RunContext, streams: Streams):
       if (answered) probe()?.catch(() => undefined);
     });
   }
-  try {
-    return await runOneShot(oneShotOptions(prompt, context, streams));
-  } finally {
+  // The notes come before the task's end lines: the last line says how the task went.
+  const settleNotes = async (): Promise<void> => {
     ended = true;
     await notes?.catch(() => undefined);
+  };
+  try {
+    const options = { ...oneShotOptions(prompt, context, streams), beforeEnd: settleNotes };
+    return await runOneShot(options);
+  } finally {
+    await settleNotes();
   }
 }
 

@@ -47,6 +47,11 @@ export interface OneShotOptions {
   interrupts: Interrupts;
   /** Ready V8 for the task's turns once the runtime is up (see `CliIo.tuneJit`). */
   tuneJit: boolean;
+  /**
+   * Text output: awaited when the task has ended, before the lines that end it, so that notes
+   * still being written (say, how bash runs) come before them and the last line stays the task's.
+   */
+  beforeEnd?: () => Promise<void>;
 }
 
 /** What a run of one task shares between its text and its stream-json form. */
@@ -123,6 +128,7 @@ async function runText(run: Run): Promise<number> {
   const result = await task.wait();
   reporter.taskEnded();
   run.stop.removeEventListener('abort', onStop);
+  await options.beforeEnd?.().catch(() => undefined);
   try {
     await stdout.endLine();
     for (const line of endLines(result, reporter.figures(), style)) await stderr.line(line);

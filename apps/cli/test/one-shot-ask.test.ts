@@ -18,6 +18,7 @@ async function askOnTerminal(options: {
   provider: ScriptedProvider;
   tools?: (text: { stderr: string }) => Tool[];
   terminal: PassThrough;
+  beforeEnd?: (stderr: Output) => Promise<void>;
 }) {
   const stdoutStream = new PassThrough();
   const stderrStream = new PassThrough();
@@ -45,6 +46,7 @@ async function askOnTerminal(options: {
     mode: 'ask',
     interrupts: new Interrupts(() => undefined),
     tuneJit: false,
+    ...(options.beforeEnd === undefined ? {} : { beforeEnd: () => options.beforeEnd?.(stderr) ?? Promise.resolve() }),
   });
   return { text, status, factory, workDir };
 }
@@ -84,6 +86,22 @@ describe('claw -p asking on a terminal (mode ask)', () => {
     expect(text.stdout).toBe('as you wish\n');
     expect(text.stderr).toContain('denied');
     expect(existsSync(path.join(workDir, 'notes.txt'))).toBe(false);
+    await factory.close();
+  });
+
+  it('notes still being written when the task ends (how bash runs) come before its end lines', async () => {
+    const { text, status, factory } = await askOnTerminal({
+      provider: new ScriptedProvider([{ text: 'done', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } }]),
+      terminal: new PassThrough(),
+      beforeEnd: async (stderr) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await stderr.line('bash isolation: a late note');
+      },
+    });
+    expect(await status).toBe(0);
+    const lines = text.stderr.trimEnd().split('\n');
+    expect(lines.at(-2)).toBe('bash isolation: a late note');
+    expect(lines.at(-1)).toMatch(/^1 model call · 0 tool calls · 15 tokens · /);
     await factory.close();
   });
 });
