@@ -207,7 +207,7 @@ async function runPrompt(prompt: string, context: RunContext, streams: Streams):
 }
 
 async function runDemo(context: RunContext, streams: Streams): Promise<number> {
-  const json = context.options.output === 'stream-json';
+  const json = context.options.output !== 'text';
   const out = json ? streams.stderr : streams.stdout;
   const style = json ? streams.errStyle : streams.outStyle;
   await out.line(style.bold(demoLabel));

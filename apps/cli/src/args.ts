@@ -12,9 +12,9 @@ import {
 import { assertSessionId } from '@claw/session-store';
 import { UsageError } from './errors.js';
 
-export type OutputFormat = 'text' | 'stream-json';
+export type OutputFormat = 'text' | 'stream-json' | 'json';
 
-export const outputFormats: readonly OutputFormat[] = ['text', 'stream-json'];
+export const outputFormats: readonly OutputFormat[] = ['text', 'stream-json', 'json'];
 
 /** What the options of a run say, checked. */
 export interface RunOptions {
@@ -109,9 +109,9 @@ export function parseCommandLine(argv: readonly string[]): Command {
     }
     return { kind: 'prompt', prompt, options };
   }
-  if (options.output === 'stream-json') {
+  if (options.output !== 'text') {
     throw new UsageError(
-      '--output stream-json is for one task (-p "...") or `claw demo`; the REPL prints text',
+      `--output ${options.output} is for one task (-p "...") or \`claw demo\`; the REPL prints text`,
     );
   }
   return { kind: 'repl', options };

@@ -23,7 +23,7 @@ Options:
   --session <id>                  session id (default: "default"); an existing one is resumed.
                                   One claw process at a time may use a session: another one
                                   stops at once (exit 2) and says which process has it
-  --output text|stream-json       text (default): the answer as it streams, tool calls shown
+  --output text|stream-json|json  text (default): the answer as it streams, tool calls shown
                                   compactly; stream-json (with -p or demo): the channel
                                   protocol's events, one JSON object per line on stdout, as
                                   claw-server sends them: session_opened, then the session's
@@ -32,7 +32,12 @@ Options:
                                   tool_call, tool_result, approval_request, approval_resolved,
                                   model_retry, usage), and tool_progress (no seq: a running
                                   tool's progress, not kept), ending with task_completed |
-                                  task_canceled | task_failed; notes go to stderr
+                                  task_canceled | task_failed; notes go to stderr. json (with
+                                  -p or demo): one object at the end: {"type": "result",
+                                  session_id, task_id, status (completed | canceled | failed |
+                                  error), answer, reason or error {code, message},
+                                  model_calls, tool_calls, failed_tool_calls, tokens,
+                                  cost_usd, unpriced_calls, elapsed_ms}
   --approval ask|allow|deny       tools the policy would ask about: ask the user (default on a
                                   TTY), allow each once, or deny (default without a TTY).
                                   Policy denials are never overridden. While bash is not
@@ -89,6 +94,7 @@ Examples:
   claw -p "explain what src/main.ts does"   one task, answer on stdout
   git diff | claw -p "review this change"   the diff goes with the task
   claw -p "add a test for parse()" --approval allow --output stream-json
+  claw -p "what does main.ts do" --output json | jq -r .answer
   claw --workdir ~/project --session refactor
   claw demo --approval allow                the whole loop, unattended, no key
   claw mcp list                             are the MCP servers up, which tools do they give

@@ -1,5 +1,6 @@
 import { UnattendedApprovals, type ApprovalHandler, type ApprovalPrompt } from '@claw/approval';
 import { streamTask } from '@claw/channel';
+import type { TaskTally } from '@claw/channel/protocol';
 import { isUserError } from '@claw/core';
 import type { ApprovalMode, Runtime, RuntimeFactory } from '@claw/runtime';
 import {
@@ -23,6 +24,7 @@ import { repairNotice } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 import { visible } from './terminal-text.js';
+import { tallyLines, taskResultJson } from './json-result.js';
 
 export interface OneShotOptions {
   factory: RuntimeFactory;
@@ -101,7 +103,8 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
     const stopSignalOf = (): NodeJS.Signals | undefined => stopSignal;
     const run: Run = { options, runtime, approvals, stop: stop.signal, stopSignal: stopSignalOf };
-    return options.format === 'stream-json' ? await runStreamJson(run) : await runText(run);
+    if (options.format === 'text') return await runText(run);
+    return await runStreamJson(run, options.format === 'json' ? 'result' : 'events');
   } finally {
     release();
     input?.close();
@@ -138,17 +141,31 @@ async function runText(run: Run): Promise<number> {
   return exitStatusOf(result, run.stopSignal());
 }
 
-async function runStreamJson(run: Run): Promise<number> {
+/**
+ * The task streamed through the channel protocol: its events on stdout (`events`, stream-json),
+ * or counted and told at the end as one JSON object (`result`, json; `taskResultJson`).
+ */
+async function runStreamJson(run: Run, output: 'events' | 'result'): Promise<number> {
   const { options } = run;
   const { stderr, style } = options;
+  let tally: TaskTally | undefined;
   const result = await streamTask({
     runtimes: options.factory,
     workDir: options.workDir,
     sessionId: options.sessionId,
     prompt: options.prompt,
-    write: (line) => options.stdout.write(line),
+    write: output === 'events'
+      ? (line) => options.stdout.write(line)
+      : (lines) => {
+          tally = tallyLines(tally, lines);
+          return Promise.resolve();
+        },
     signal: run.stop,
   });
+  if (output === 'result' && !('closed' in result)) {
+    const json = JSON.stringify(taskResultJson(options.sessionId, result, tally));
+    await options.stdout.line(json).catch(() => undefined);
+  }
   if (result.ok) {
     switch (result.end.type) {
       case 'task_completed':

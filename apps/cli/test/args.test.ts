@@ -60,7 +60,7 @@ describe('parseCommandLine (CLI-6)', () => {
     expect(usageError(['--max-turns', '0'])).toMatch(/--max-turns needs a whole number of at least 1/);
     expect(usageError(['--retries', '-1'])).toMatch(/--retries/);
     expect(usageError(['--call-timeout-ms', '1.5'])).toMatch(/--call-timeout-ms needs a whole number \(0 or more\)/);
-    expect(usageError(['--output', 'json'])).toBe('--output must be one of text, stream-json, got "json"; e.g. --output text');
+    expect(usageError(['--output', 'xml'])).toBe('--output must be one of text, stream-json, json, got "xml"; e.g. --output text');
     expect(usageError(['--approval', 'yes'])).toMatch(/--approval must be one of ask, allow, deny, got "yes"/);
     expect(usageError(['--workdir'])).toMatch(/option --workdir needs a value/);
     expect(usageError(['-p', ''])).toMatch(/-p\/--prompt needs the task as text/);
@@ -68,6 +68,7 @@ describe('parseCommandLine (CLI-6)', () => {
     expect(usageError(['demo', '-p', 'x'])).toMatch(/drop -p/);
     expect(usageError(['demo', '--workdir', '.'])).toMatch(/fresh temporary folder/);
     expect(usageError(['--output', 'stream-json'])).toMatch(/stream-json is for one task/);
+    expect(usageError(['--output', 'json'])).toMatch(/--output json is for one task/);
     expect(usageError(['--session', '../x'])).toMatch(/--session: .*\.\./);
     expect(usageError(['--help=yes'])).toMatch(/option -h\/--help takes no value/);
   });

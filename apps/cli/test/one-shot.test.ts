@@ -278,6 +278,39 @@ describe('claw -p (CLI-5)', () => {
     expect(existsSync(path.join(workDir, 'ran.txt'))).toBe(false);
   });
 
+  it('--output json: one object at the end, with the answer and what the task did; a failed task says why', async () => {
+    server = await FakeOpenAIServer.start({ turns: [writeNotes, { textChunks: ['Do', 'ne.'] }] });
+    const workDir = await tempDir();
+    const result = await ClawProcess.run(
+      ['-p', 'write notes.txt', '--workdir', workDir, '--output', 'json', '--approval', 'allow'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(result.status, result.stderr).toBe(0);
+    const lines = result.stdout.split('\n').filter((line) => line !== '');
+    expect(lines).toHaveLength(1);
+    const { elapsed_ms: elapsed, ...completed } = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    // The fake model reports 15 tokens a call, and has no price.
+    expect(completed).toEqual({
+      type: 'result', session_id: 'default', task_id: 'task-1', status: 'completed', answer: 'Done.',
+      model_calls: 2, tool_calls: 1, failed_tool_calls: 0, tokens: 30, cost_usd: 0, unpriced_calls: 2,
+    });
+    expect(elapsed).toBeTypeOf('number');
+    expect(await readFile(path.join(workDir, 'notes.txt'), 'utf8')).toBe('hello world\n');
+
+    const readAgain = { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'notes.txt' }) }] };
+    await server.close();
+    server = await FakeOpenAIServer.start({ turns: [readAgain] });
+    const failed = await ClawProcess.run(
+      ['-p', 'loop', '--workdir', workDir, '--output', 'json', '--max-turns', '1', '--session', 'loop'],
+      { env: modelEnv(server.baseURL) },
+    );
+    expect(failed.status).toBe(1);
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      type: 'result', session_id: 'loop', status: 'failed', error: { code: 'max_turns_reached' },
+      model_calls: 1, tool_calls: 1, failed_tool_calls: 0, tokens: 15,
+    });
+  });
+
   it('a run that reaches --max-turns fails: task_failed, exit 1', async () => {
     const readAgain = { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }] };
     server = await FakeOpenAIServer.start({ turns: [readAgain, readAgain] });

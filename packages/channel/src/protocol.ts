@@ -330,6 +330,58 @@ export function describeTaskSummary(summary: TaskSummary): string {
   ].join(' · ');
 }
 
+/** What a task has done so far, counted from its events ({@link tallyTask}). */
+export interface TaskTally extends Omit<TaskSummary, 'elapsedMs'> {
+  taskId: string;
+  /** Its `task_started` time, in ms since the epoch. */
+  startedAt: number;
+}
+
+/**
+ * The tally after `event` (which came at `at`, ms): a new one at `task_started`, counted on by
+ * the task's model calls (`thinking`), tool calls and failed results, and usage (its tokens and
+ * cost so far; a call without a price counts as unpriced); other events leave it as it is.
+ */
+export function tallyTask(
+  tally: TaskTally | undefined,
+  event: SessionEvent,
+  at: number,
+): TaskTally | undefined {
+  if (event.type === 'task_started') {
+    return {
+      taskId: event.task_id,
+      startedAt: at,
+      modelCalls: 0,
+      toolCalls: 0,
+      failedToolCalls: 0,
+      tokens: 0,
+      costUsd: 0,
+      unpricedCalls: 0,
+    };
+  }
+  if (tally === undefined || !('task_id' in event) || event.task_id !== tally.taskId) return tally;
+  if (event.type === 'thinking') return { ...tally, modelCalls: tally.modelCalls + 1 };
+  if (event.type === 'tool_call') return { ...tally, toolCalls: tally.toolCalls + 1 };
+  if (event.type === 'tool_result' && event.is_error) {
+    return { ...tally, failedToolCalls: tally.failedToolCalls + 1 };
+  }
+  if (event.type === 'usage') {
+    return {
+      ...tally,
+      tokens: event.run.total_tokens,
+      costUsd: event.cost.run_usd,
+      unpricedCalls: tally.unpricedCalls + (event.cost.call_usd === null ? 1 : 0),
+    };
+  }
+  return tally;
+}
+
+/** What a tallied task did, once it ended at `endedAt` (ms). */
+export function summaryOfTally(tally: TaskTally, endedAt: number): TaskSummary {
+  const { taskId: _taskId, startedAt, ...counts } = tally;
+  return { ...counts, elapsedMs: Math.max(0, endedAt - startedAt) };
+}
+
 /** The message of the history as it goes on the wire. */
 export function toWireMessage(message: Message): WireMessage {
   switch (message.role) {

@@ -2,12 +2,13 @@
 import {
   describeModelRetry,
   describeToolProgress,
+  tallyTask,
   type ServerEventOf,
   type SessionEvent,
 } from '@claw/channel/protocol';
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
 import { waitingSinceAfter } from './model-wait.js';
-import { taskSummaryText, tallied } from './tally.js';
+import { taskSummaryText } from './tally.js';
 import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
 
 export function emptySession(id: string): SessionView {
@@ -42,7 +43,7 @@ export function applySessionEvent(
     ...view,
     lastSeq: event.seq,
     listing: { ...view.listing, lastSeq: event.seq },
-    tally: tallied(view.tally, event, timeOf(event, receivedAt)),
+    tally: tallyTask(view.tally, event, timeOf(event, receivedAt)),
     waitingSince: waitingSinceAfter(view.waitingSince, event, receivedAt),
   };
   const key = `e${event.seq}`;

@@ -1,5 +1,5 @@
 // The console's state: what the reducer computes from server events and local actions.
-import type { ServerEvent, ServerEventOf, TaskSummary } from '@claw/channel/protocol';
+import type { ServerEvent, ServerEventOf, TaskTally } from '@claw/channel/protocol';
 
 export type ConnectionStatus =
   | 'connecting'
@@ -120,13 +120,6 @@ export interface SessionView {
   /** What the running task has done so far, when this page saw it start (for its summary). */
   tally?: TaskTally;
   error?: string;
-}
-
-/** What a task has done, counted from its events (`describeTaskSummary` tells it at its end). */
-export interface TaskTally extends Omit<TaskSummary, 'elapsedMs'> {
-  taskId: string;
-  /** Its `task_started` time, in ms since the epoch. */
-  startedAt: number;
 }
 
 export interface ConsoleState {
