@@ -60,6 +60,7 @@ Environment:
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
   line \\ + Enter       go on on the next line (one task of several lines)
+  up-arrow             what you typed before, also in earlier runs here (.claw/history.jsonl)
   pasted text          one task, whatever its lines: press Enter to send it
   y / a / n            answer an approval question: allow once, allow for this session, deny
                        (typed: pasted text never answers one)

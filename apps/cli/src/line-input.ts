@@ -14,6 +14,8 @@ export interface LineInputOptions {
    * backslash at the end of a line is just a character.
    */
   continuation?: string;
+  /** Earlier entries, oldest first, that up-arrow brings back on a terminal. */
+  history?: readonly string[];
 }
 
 /** What was entered: one line, or several (pasted, or continued with `\`). */
@@ -76,6 +78,10 @@ export class LineInput {
       ...(this.terminal ? { output: options.echo } : {}),
       terminal: this.terminal,
       prompt: options.prompt,
+      // readline keeps the newest first.
+      history: [...(options.history ?? [])].reverse(),
+      historySize: 500,
+      removeHistoryDuplicates: true,
     });
     this.readline.on('close', () => {
       this.closed = true;

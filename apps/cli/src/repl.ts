@@ -44,6 +44,8 @@ export interface ReplOptions {
   clear(): Promise<void>;
   /** Lines for `/sessions`. */
   listSessions(): Promise<string[]>;
+  /** Keeps what was typed to start a task or run a command (the REPL's history). */
+  remember?(entry: string): void;
 }
 
 /**
@@ -136,6 +138,7 @@ export class Repl {
       this.showPrompt();
       return;
     }
+    this.options.remember?.(line);
     if (command) {
       await this.command(line);
       return;

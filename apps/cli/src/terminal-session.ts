@@ -1,5 +1,6 @@
 import type { Runtime, RuntimeFactory } from '@claw/runtime';
 import { TerminalApprovals, approvalQuestion, approvalReminder } from './approvals.js';
+import { ReplHistory } from './history.js';
 import { LineInput, type InputStream } from './line-input.js';
 import type { Output, OutputStream } from './output.js';
 import { Repl, replContinuation, replPrompt } from './repl.js';
@@ -27,12 +28,14 @@ export class TerminalSession {
   readonly runtime: Runtime;
   private readonly input: LineInput;
   private readonly repl: Repl;
+  private readonly history: ReplHistory | undefined;
   private closing: Promise<void> | undefined;
 
-  private constructor(runtime: Runtime, input: LineInput, repl: Repl) {
+  private constructor(runtime: Runtime, input: LineInput, repl: Repl, history?: ReplHistory) {
     this.runtime = runtime;
     this.input = input;
     this.repl = repl;
+    this.history = history;
   }
 
   static async create(options: TerminalSessionOptions): Promise<TerminalSession> {
@@ -60,11 +63,16 @@ export class TerminalSession {
       reporter,
     });
     for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
+    // On a terminal, what was typed in earlier runs comes back with up-arrow.
+    const history = options.input.isTTY === true
+      ? await ReplHistory.open(options.workDir)
+      : undefined;
     const input = new LineInput({
       input: options.input,
       echo: options.echo,
       prompt: replPrompt,
       continuation: replContinuation,
+      ...(history === undefined ? {} : { history: history.entries }),
     });
     const repl = new Repl({
       input,
@@ -80,8 +88,9 @@ export class TerminalSession {
       figures: () => reporter.figures(),
       clear: () => runtime.session.clear(),
       listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),
+      ...(history === undefined ? {} : { remember: (entry: string) => history.add(entry) }),
     });
-    return new TerminalSession(runtime, input, repl);
+    return new TerminalSession(runtime, input, repl, history);
   }
 
   /** Runs the REPL; resolves with the exit status (0 /exit or end of input, 130 Ctrl-C idle). */
@@ -100,6 +109,7 @@ export class TerminalSession {
       this.input.close();
       // Cancels a running task, stores the session and lets it go.
       await this.runtime.close();
+      await this.history?.flushed();
     })();
     return this.closing;
   }

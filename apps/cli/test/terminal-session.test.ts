@@ -8,6 +8,7 @@ import { ScriptedProvider } from '@claw/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../src/output.js';
 import { createStyle } from '../src/style.js';
+import { historyFile } from '../src/history.js';
 import { TerminalSession } from '../src/terminal-session.js';
 import { askingWhileCheckingScript, checkLaterTool, cleanUp, eventually, tempDir } from './helpers.js';
 
@@ -29,9 +30,9 @@ async function settleUntil(check: () => boolean): Promise<void> {
 async function openSession(
   provider: ScriptedProvider,
   tools: readonly Tool[] = [],
-  options: { terminal?: boolean } = {},
+  options: { terminal?: boolean; workDir?: string } = {},
 ) {
-  const workDir = await tempDir();
+  const workDir = options.workDir ?? await tempDir();
   const settings = await resolveSettings({ workDir, overrides: { approval: 'ask' }, env: {} });
   const factory = new RuntimeFactory({ settings, provider, tools });
   // On a terminal, readline reads keys (a paste's marks among them) in raw mode.
@@ -167,6 +168,36 @@ describe('TerminalSession (CLI-3)', () => {
     expect(await running).toBe(130);
     await session.close();
     await factory.close();
+  });
+
+  it('on a terminal, what started a task or ran a command comes back with up-arrow in the next run; pasted lines and /exit are not kept', async () => {
+    const provider = new ScriptedProvider([{ text: 'one' }, { text: 'two' }]);
+    const first = await openSession(provider, [], { terminal: true });
+    const running = first.session.run();
+    first.input.write('first task\r');
+    expect(await eventually(async () => first.output().includes('1 model call'))).toBe(true);
+    first.input.write(pasted('a pasted\rtask'));
+    first.input.write('\x03');
+    first.input.write('/help\r');
+    expect(await eventually(async () => first.output().includes('Commands:'))).toBe(true);
+    first.input.write('/exit\r');
+    expect(await running).toBe(0);
+    await first.session.close();
+    await first.factory.close();
+    const kept = await readFile(historyFile(first.workDir), 'utf8');
+    expect(kept.trimEnd().split('\n').map((line) => JSON.parse(line) as string)).toEqual(['first task', '/help']);
+
+    const second = await openSession(provider, [], { terminal: true, workDir: first.workDir });
+    const again = second.session.run();
+    // Up-arrow twice: /help, then the task.
+    second.input.write('\x1b[A\x1b[A\r');
+    expect(await eventually(async () => second.output().includes('1 model call'))).toBe(true);
+    const prompts = provider.calls[1]?.request.messages.filter((message) => message.role === 'user').map((message) => message.content);
+    expect(prompts?.at(-1)).toBe('first task');
+    second.input.end();
+    expect(await again).toBe(0);
+    await second.session.close();
+    await second.factory.close();
   });
 
   it('an interrupt while idle ends the REPL with 130; while a task runs it cancels the task', async () => {
