@@ -119,6 +119,12 @@ function readPrompt(prompt: string, streams: Streams): Promise<string> {
           '(give claw < /dev/null to pipe nothing)';
       stderr.line(errStyle.dim(note)).catch(() => undefined);
     },
+    onNothing: () => {
+      const note = 'claw: nothing came on stdin (a pipe) within 5 s: going on with the prompt ' +
+        'alone. To give the task input, pipe it so that it starts sooner, or use -p - ' +
+        '(give claw < /dev/null when there is none)';
+      stderr.line(errStyle.yellow(note)).catch(() => undefined);
+    },
   });
 }
 

@@ -15,7 +15,7 @@ export interface CliIo {
   env: Readonly<Record<string, string | undefined>>;
   cwd: string;
   stdin: InputStream;
-  /** What stdin is: `piped` (a pipe or a file) gives `claw -p` its text. Default: `other`. */
+  /** What stdin is: a `pipe` or a `file` gives `claw -p` its text. Default: `other`. */
   stdinSource?: StdinSource;
   stdout: OutputStream;
   stderr: OutputStream;

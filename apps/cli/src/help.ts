@@ -8,8 +8,8 @@ export function helpText(version: string): string {
 Usage:
   claw [options]                  interactive REPL in the workspace
   claw -p, --prompt <text>        one task, then exit. Text piped to claw (a pipe or a file
-                                  on stdin) goes with it, up to 1 MiB; -p - takes the whole
-                                  task from stdin
+                                  on stdin) goes with it, up to 1 MiB (a pipe silent for 5 s
+                                  is left); -p - takes the whole task from stdin
   claw demo [options]             a built-in scripted model shows the whole loop; no key needed
   claw sessions [--workdir <dir>] the workspace's saved sessions, most recent first: id, last
                                   activity, messages, tokens (resume one with --session <id>)

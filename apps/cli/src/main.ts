@@ -33,10 +33,11 @@ await Promise.all([flush(process.stdout), flush(process.stderr)]);
 process.exit(status);
 
 /** Whether stdin is a pipe or a file, whose text `claw -p` takes with the prompt. */
-function stdinSource(): 'piped' | 'other' {
+function stdinSource(): 'pipe' | 'file' | 'other' {
   try {
     const stat = fstatSync(0);
-    return stat.isFIFO() || stat.isFile() ? 'piped' : 'other';
+    if (stat.isFIFO()) return 'pipe';
+    return stat.isFile() ? 'file' : 'other';
   } catch {
     return 'other';
   }

@@ -7,17 +7,35 @@ export const maxPipedBytes = 1024 * 1024;
 /** How long reading stdin goes on unseen before claw says what it waits for. */
 export const pipedWaitNoteMs = 3000;
 
+/**
+ * How long a pipe on stdin may stay silent before claw goes on without it: a pipe that a parent
+ * process holds open and never writes to (a CI runner, another agent's shell) would otherwise
+ * keep `claw -p` waiting for ever.
+ */
+export const pipeFirstDataMs = 5000;
+
 /** What `claw -p` reads from stdin, and when. */
 export type StdinSource =
-  /** A pipe or a file (`git diff | claw -p …`, `claw -p … < notes.md`): read to its end. */
-  | 'piped'
+  /** A pipe (`git diff | claw -p …`): read to its end, if it starts within 5 s. */
+  | 'pipe'
+  /** A file (`claw -p … < notes.md`): read to its end. */
+  | 'file'
   /** A terminal, /dev/null, a socket a parent process holds: left alone (unless `-p -`). */
   | 'other';
 
+/** What `promptWithInput` tells while it reads. */
+export interface PipedInputNotes {
+  /** The input is still coming after {@link pipedWaitNoteMs}: say what claw waits for. */
+  onWait: () => void;
+  /** Nothing came on the pipe within {@link pipeFirstDataMs}: claw goes on without it. */
+  onNothing: () => void;
+}
+
 /**
- * The prompt of `claw -p`, with what was piped to it. `-p -` takes the whole prompt from stdin.
- * Otherwise piped text follows the prompt in a `<stdin>` block, so the model can tell the two
- * apart; nothing piped (or an empty pipe) leaves the prompt as it is.
+ * The prompt of `claw -p`, with what was piped to it. `-p -` takes the whole prompt from stdin
+ * (waiting as long as it takes). Otherwise piped text follows the prompt in a `<stdin>` block, so
+ * the model can tell the two apart; nothing piped (an empty pipe, or one silent for 5 s) leaves
+ * the prompt as it is.
  *
  * @throws UsageError when the input is over {@link maxPipedBytes}, is not UTF-8 text, or is
  *   empty where it is the whole prompt.
@@ -25,13 +43,14 @@ export type StdinSource =
 export async function promptWithInput(
   prompt: string,
   stdin: Readable,
-  options: { source: StdinSource; onWait: () => void },
+  options: PipedInputNotes & { source: StdinSource },
 ): Promise<string> {
   const whole = prompt === '-';
-  if (!whole && options.source !== 'piped') return prompt;
-  const text = await readText(stdin, options.onWait);
+  if (!whole && options.source === 'other') return prompt;
+  const waitForFirst = !whole && options.source === 'pipe';
+  const text = await readText(stdin, options, waitForFirst ? pipeFirstDataMs : undefined);
   if (whole) {
-    if (text.trim() === '') {
+    if (text === undefined || text.trim() === '') {
       throw new UsageError(
         '-p - takes the task from stdin, which was empty: pipe the task in, e.g. ' +
         'echo "explain main.ts" | claw -p -',
@@ -39,18 +58,49 @@ export async function promptWithInput(
     }
     return text;
   }
-  if (text.trim() === '') return prompt;
+  if (text === undefined || text.trim() === '') return prompt;
   return `${prompt}\n\n<stdin>\n${text.endsWith('\n') ? text.slice(0, -1) : text}\n</stdin>`;
 }
 
-/** Reads `stdin` to its end as UTF-8 text; says once when that takes long (`onWait`). */
-async function readText(stdin: Readable, onWait: () => void): Promise<string> {
+/**
+ * Reads `stdin` to its end as UTF-8 text; says once when that takes long (`onWait`). With
+ * `firstDataMs`, gives up when nothing came by then (`onNothing`, and undefined).
+ */
+async function readText(
+  stdin: Readable,
+  notes: PipedInputNotes,
+  firstDataMs: number | undefined,
+): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
-  const timer = setTimeout(onWait, pipedWaitNoteMs);
+  let received = false;
+  let gaveUp = false;
+  const iterator = stdin[Symbol.asyncIterator]() as AsyncIterator<string | Buffer>;
+  const waitNote = setTimeout(() => {
+    // A pipe that has sent nothing yet is told of by its own limit.
+    if (received || firstDataMs === undefined) notes.onWait();
+  }, pipedWaitNoteMs);
+  let giveUp: ReturnType<typeof setTimeout> | undefined;
+  const silent = firstDataMs === undefined
+    ? undefined
+    : new Promise<'silent'>((resolve) => {
+        giveUp = setTimeout(() => resolve('silent'), firstDataMs);
+      });
   try {
-    for await (const chunk of stdin) {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    for (;;) {
+      const next = iterator.next();
+      // Left waiting when the pipe stays silent: its end (the stream destroyed) is no error.
+      next.catch(() => undefined);
+      const step = silent === undefined || received
+        ? await next
+        : await Promise.race([next, silent]);
+      if (step === 'silent') {
+        gaveUp = true;
+        break;
+      }
+      if (step.done === true) break;
+      received = true;
+      const bytes = typeof step.value === 'string' ? Buffer.from(step.value) : step.value;
       size += bytes.length;
       if (size > maxPipedBytes) {
         throw new UsageError(
@@ -61,7 +111,14 @@ async function readText(stdin: Readable, onWait: () => void): Promise<string> {
       chunks.push(bytes);
     }
   } finally {
-    clearTimeout(timer);
+    clearTimeout(waitNote);
+    clearTimeout(giveUp);
+    // Stopped before its end (silent, too big): nothing more is read from it.
+    if (gaveUp || size > maxPipedBytes) stdin.destroy();
+  }
+  if (gaveUp) {
+    notes.onNothing();
+    return undefined;
   }
   const all = Buffer.concat(chunks);
   try {

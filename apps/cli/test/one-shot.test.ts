@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -113,6 +113,33 @@ describe('claw -p (CLI-5)', () => {
     expect(traces).toHaveLength(1);
     const trace = await readFile(path.join(workDir, '.claw', 'traces', traces[0] ?? ''), 'utf8');
     expect(trace).toContain('Agent.Run');
+  });
+
+  it('a pipe on stdin that nobody writes to (a parent holds it open) does not keep claw waiting: after 5 s it goes on with the prompt alone', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'answered anyway' }] });
+    const workDir = await tempDir();
+    const fifo = path.join(workDir, 'held-open');
+    await promisify(execFile)('mkfifo', [fifo]);
+    // Read and write: this process holds the writing end, and never writes.
+    const held = openSync(fifo, 'r+');
+    try {
+      const child = spawn(process.execPath, [clawMain, '-p', 'just this', '--workdir', workDir], {
+        env: modelEnv(server.baseURL),
+        stdio: [held, 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout?.setEncoding('utf8').on('data', (text: string) => void (stdout += text));
+      child.stderr?.setEncoding('utf8').on('data', (text: string) => void (stderr += text));
+      const status = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      expect(status, stderr).toBe(0);
+      expect(stdout).toBe('answered anyway\n');
+      expect(stderr).toContain('nothing came on stdin (a pipe) within 5 s');
+      expect(messagesOf(server.requests[0]).filter((message) => message.role === 'user').map((message) => message.content))
+        .toEqual(['just this']);
+    } finally {
+      closeSync(held);
+    }
   });
 
   it('claw\'s state stays out of git: in a repository, only the settings and the work show as new files', async () => {
