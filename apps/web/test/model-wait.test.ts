@@ -19,8 +19,11 @@ describe('the line of a silent model call', () => {
     ]) {
       expect(since([content], arrived)).toBeUndefined();
     }
-    // A tool's result or an approval does not start a wait: the next call does.
-    expect(since([s1.event('tool_result', { tool_call_id: 'c1', tool_name: 'read_file', result: 'a', is_error: false })])).toBeUndefined();
+    // A tool's result or an approval neither starts nor stops a wait: calls and content do.
+    const result = s1.event('tool_result', { tool_call_id: 'c1', tool_name: 'read_file', result: 'a', is_error: false });
+    const approval = s1.approvalRequest('r1');
+    expect(since([result, approval])).toBeUndefined();
+    expect(since([result, approval], arrived)).toBe(arrived);
   });
 
   it('says so from 5 s of silence, counting whole seconds, in the terminal\'s words', () => {
