@@ -1,5 +1,5 @@
 import { ApprovalNotPendingError } from '@claw/approval';
-import type { ApprovalDecision } from '@claw/core';
+import { KeyedThrottle, type ApprovalDecision } from '@claw/core';
 import {
   CursorExpiredError,
   SessionBusyError,
@@ -31,8 +31,8 @@ export class ChannelSession {
   private ownTask: string | undefined;
   /** Ends the forwarding of tool progress (see `forwardProgress`). */
   private stopProgress: () => void = () => undefined;
-  /** When each tool call's progress was last sent. */
-  private readonly progressSentAt = new Map<string, number>();
+  /** At most one progress report a tool call every `progressEveryMs`. */
+  private readonly progressThrottle = new KeyedThrottle(progressEveryMs, 64);
 
   constructor(options: {
     runtime: RuntimeHandle;
@@ -95,15 +95,9 @@ export class ChannelSession {
    */
   private forwardProgress(): void {
     this.stopProgress();
-    this.progressSentAt.clear();
+    this.progressThrottle.clear();
     this.stopProgress = this.runtime.onToolProgress((report) => {
-      const now = Date.now();
-      const last = this.progressSentAt.get(report.toolCallId);
-      if (last !== undefined && now - last < progressEveryMs) return;
-      if (this.room() !== undefined) return;
-      // Calls that ended are forgotten once the map grows (a call has no end event here).
-      if (this.progressSentAt.size >= 64) this.progressSentAt.clear();
-      this.progressSentAt.set(report.toolCallId, now);
+      if (this.room() !== undefined || !this.progressThrottle.allow(report.toolCallId)) return;
       this.send({
         type: 'tool_progress',
         session_id: this.id,

@@ -54,6 +54,7 @@ export {
   type ToolResult,
 } from './tools.js';
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
+export { KeyedThrottle } from './keyed-throttle.js';
 export { Listeners } from './listeners.js';
 export {
   prepareStateFolder,

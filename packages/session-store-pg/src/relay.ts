@@ -1,4 +1,4 @@
-import { errorMessage, Listeners, type TaskToolProgress } from '@claw/core';
+import { errorMessage, KeyedThrottle, Listeners, type TaskToolProgress } from '@claw/core';
 import {
   SessionLogError,
   type LogRecord,
@@ -50,8 +50,8 @@ export class PgRelay {
   private readonly requestWaiters: Waiters = new Map();
   private readonly replyWaiters = new Map<string, () => void>();
   private readonly progressListeners = new Map<string, Listeners<TaskToolProgress>>();
-  /** When each tool call's progress was last published, by session and call. */
-  private readonly progressSentAt = new Map<string, number>();
+  /** At most one published report a tool call (by session and call) every `progressEveryMs`. */
+  private readonly progressThrottle = new KeyedThrottle(progressEveryMs, 256);
   private listener: PgListener | undefined;
   /** The sessions this instance serves (one entry per `serve`), for the shared poll. */
   private readonly served = new Set<{ id: string; drain: () => void }>();
@@ -110,13 +110,7 @@ export class PgRelay {
   }
 
   publishProgress(id: string, progress: TaskToolProgress): void {
-    const key = `${id}\n${progress.toolCallId}`;
-    const now = Date.now();
-    const last = this.progressSentAt.get(key);
-    if (last !== undefined && now - last < progressEveryMs) return;
-    // Calls that ended are forgotten once the map grows (progress has no end of its own).
-    if (this.progressSentAt.size >= 256) this.progressSentAt.clear();
-    this.progressSentAt.set(key, now);
+    if (!this.progressThrottle.allow(`${id}\n${progress.toolCallId}`)) return;
     const payload = progressPayload(id, progress);
     if (payload === undefined) return;
     this.options.pool.query('SELECT pg_notify($1, $2)', [progressChannel, payload])
