@@ -27,18 +27,14 @@ export type TaskResultJson = {
   elapsed_ms?: number;
 };
 
-/** The tally after the events of `text` (JSON lines, as `streamTask` writes them). */
-export function tallyLines(tally: TaskTally | undefined, text: string): TaskTally | undefined {
-  let next = tally;
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const event = JSON.parse(line) as ServerEvent;
-    // Session events (with a seq and a time); not the connection's own.
-    if (!('seq' in event) || !('at' in event)) continue;
-    const at = Date.parse(event.at);
-    next = tallyTask(next, event, Number.isNaN(at) ? Date.now() : at);
-  }
-  return next;
+/** The tally after `event` (as `streamTask` tells it): session events count, not others. */
+export function tallyEvent(
+  tally: TaskTally | undefined,
+  event: ServerEvent,
+): TaskTally | undefined {
+  if (!('seq' in event) || !('at' in event)) return tally;
+  const at = Date.parse(event.at);
+  return tallyTask(tally, event, Number.isNaN(at) ? Date.now() : at);
 }
 
 /** The result object of a streamed task (`tally`: its events counted, see `tallyLines`). */

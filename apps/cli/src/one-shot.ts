@@ -24,7 +24,7 @@ import { repairNotice } from './session.js';
 import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 import { visible } from './terminal-text.js';
-import { tallyLines, taskResultJson } from './json-result.js';
+import { tallyEvent, taskResultJson } from './json-result.js';
 
 export interface OneShotOptions {
   factory: RuntimeFactory;
@@ -154,12 +154,9 @@ async function runStreamJson(run: Run, output: 'events' | 'result'): Promise<num
     workDir: options.workDir,
     sessionId: options.sessionId,
     prompt: options.prompt,
-    write: output === 'events'
-      ? (line) => options.stdout.write(line)
-      : (lines) => {
-          tally = tallyLines(tally, lines);
-          return Promise.resolve();
-        },
+    // The result needs only the events' counts: nothing is written until the end.
+    write: output === 'events' ? (line) => options.stdout.write(line) : () => Promise.resolve(),
+    ...(output === 'result' ? { onEvent: (event) => void (tally = tallyEvent(tally, event)) } : {}),
     signal: run.stop,
   });
   if (output === 'result' && !('closed' in result)) {

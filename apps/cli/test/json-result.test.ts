@@ -1,19 +1,20 @@
 import { ChannelError } from '@claw/channel';
 import { describe, expect, it } from 'vitest';
-import { tallyLines, taskResultJson } from '../src/json-result.js';
+import type { ServerEvent } from '@claw/channel/protocol';
+import { tallyEvent, taskResultJson } from '../src/json-result.js';
 
 const at = (ms: number) => new Date(Date.UTC(2030, 0, 1) + ms).toISOString();
-const line = (event: Record<string, unknown>) => `${JSON.stringify({ session_id: 's', ...event })}\n`;
+const event = (fields: Record<string, unknown>) => ({ session_id: 's', ...fields }) as ServerEvent;
 
 describe('claw -p --output json: the result object', () => {
   it('counts the task\'s session events (not the connection\'s), and ends canceled with its reason', () => {
-    const lines = [
-      line({ type: 'session_opened', state: 'idle', last_seq: 0, pending_approvals: [], role: 'controller', workdir: '/w' }),
-      line({ type: 'task_started', task_id: 'task-1', seq: 1, at: at(0), content: 'go' }),
-      line({ type: 'thinking', task_id: 'task-1', seq: 2, at: at(10), turn: 1 }),
-      line({ type: 'tool_progress', task_id: 'task-1', tool_call_id: 'c1', tool_name: 'bash', progress: 5000 }),
-    ].join('');
-    const tally = tallyLines(undefined, lines);
+    const events = [
+      event({ type: 'session_opened', state: 'idle', last_seq: 0, pending_approvals: [], role: 'controller', workdir: '/w' }),
+      event({ type: 'task_started', task_id: 'task-1', seq: 1, at: at(0), content: 'go' }),
+      event({ type: 'thinking', task_id: 'task-1', seq: 2, at: at(10), turn: 1 }),
+      event({ type: 'tool_progress', task_id: 'task-1', tool_call_id: 'c1', tool_name: 'bash', progress: 5000 }),
+    ];
+    const tally = events.reduce(tallyEvent, undefined);
     expect(tally).toMatchObject({ taskId: 'task-1', modelCalls: 1 });
     const end = { type: 'task_canceled' as const, task_id: 'task-1', session_id: 's', seq: 3, at: at(2500), reason: 'canceled by SIGINT' };
     expect(taskResultJson('s', { ok: true, end }, tally)).toEqual({

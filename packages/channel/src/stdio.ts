@@ -18,6 +18,8 @@ export interface StreamTaskOptions {
    * waited for the output go out in one write); rejects when it cannot.
    */
   write: (line: string) => Promise<void>;
+  /** Told of each event as it is written (up to the task's end), e.g. to count what it did. */
+  onEvent?: (event: ServerEvent) => void;
   /** Who answers approvals (a terminal, or an unattended denial). */
   approvalHandler?: ApprovalHandler;
   approval?: ApprovalMode;
@@ -72,6 +74,7 @@ export async function streamTask(options: StreamTaskOptions): Promise<StreamTask
     let end: TaskEndEvent | undefined;
     for (const { json, event } of items) {
       text += `${json}\n`;
+      options.onEvent?.(event);
       if (isTaskEndEvent(event) && 'task_id' in event && event.task_id === taskId) {
         end = event;
         break;
