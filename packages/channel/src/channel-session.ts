@@ -74,6 +74,9 @@ export class ChannelSession {
       pending_approvals: view.pendingApprovals,
       role,
       workdir: this.runtime.workDir,
+      ...(view.instructions === undefined || view.instructions.length === 0
+        ? {}
+        : { instructions: view.instructions.map((file) => ({ ...file })) }),
     });
     if (after === undefined) {
       this.send({

@@ -51,8 +51,9 @@ interface Queued {
   json: string;
 }
 
+/** A delta that may be merged with its neighbours of the same type: answer or reasoning text. */
 interface TextDelta {
-  event: ServerEventOf<'text_delta'>;
+  event: ServerEventOf<'text_delta'> | ServerEventOf<'thinking_delta'>;
   json: string;
 }
 
@@ -62,7 +63,8 @@ interface TextDelta {
  * finds the queue full waits — the run never does, its events stay in the session's log — so a
  * client catching up on a long backlog gets it at the speed it reads. When the queue is full,
  * consecutive text deltas of one task are first merged into one (content joined, the last one's
- * seq: a client's cursor stays right); if it stays full for `maxStallMs`, or an unpaced event
+ * seq: a client's cursor stays right), and so are those of its reasoning (`thinking_delta`); if it
+ * stays full for `maxStallMs`, or an unpaced event
  * overflows it, the connection is closed with `client_too_slow`. The client reconnects with its
  * cursor and catches up from the log.
  */
@@ -192,7 +194,7 @@ export class OutboundQueue {
       const first = this.queue[index] as Queued;
       const head = first.event;
       index += 1;
-      if (head.type !== 'text_delta') {
+      if (head.type !== 'text_delta' && head.type !== 'thinking_delta') {
         rest.push(first);
         continue;
       }
@@ -201,7 +203,7 @@ export class OutboundQueue {
       for (; index < this.queue.length; index += 1) {
         const { event: next, json } = this.queue[index] as Queued;
         if (
-          next.type !== 'text_delta' ||
+          next.type !== head.type ||
           next.session_id !== head.session_id ||
           next.task_id !== head.task_id ||
           chars + next.content.length > maxMergedChars

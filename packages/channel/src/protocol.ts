@@ -56,6 +56,7 @@ const wireUsage = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  cached_tokens: z.number().optional(),
 });
 
 export const approvalRequestSchema = z.object({
@@ -68,10 +69,20 @@ export const approvalRequestSchema = z.object({
   arguments: z.string(),
 });
 
+/** One file of project instructions the model is given (REAL-2), as `session_opened` lists it. */
+export const instructionFileSchema = z.object({
+  path: z.string(),
+  bytes: z.number().int().nonnegative(),
+  truncated: z.boolean().optional(),
+});
+
+export type InstructionFile = z.infer<typeof instructionFileSchema>;
+
 export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task_started'), ...taskFields, content: z.string() }),
   z.object({ type: z.literal('thinking'), ...taskFields, turn: z.number().int().positive() }),
   z.object({ type: z.literal('text_delta'), ...taskFields, content: z.string() }),
+  z.object({ type: z.literal('thinking_delta'), ...taskFields, content: z.string() }),
   z.object({ type: z.literal('text_completed'), ...taskFields, content: z.string() }),
   z.object({
     type: z.literal('tool_call'),
@@ -155,6 +166,8 @@ export const wireMessageSchema = z.discriminatedUnion('role', [
     tool_calls: z
       .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
       .optional(),
+    /** What the model reasoned before this reply (REAL-4); absent when it streamed none. */
+    reasoning: z.string().optional(),
   }),
   z.object({
     role: z.literal('tool'),
@@ -204,6 +217,12 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
     pending_approvals: z.array(approvalRequestSchema),
     role: z.enum(['controller', 'observer']),
     workdir: z.string(),
+    /**
+     * The project instructions the model is given in this session (REAL-2), in the order it gets
+     * them: each file's path as people know it (relative to the workspace, `~/` for the home
+     * folder), its size in bytes, and `truncated` when only its start fit. Absent: none.
+     */
+    instructions: z.array(instructionFileSchema).optional(),
   }),
   z.object({
     type: z.literal('history'),
@@ -306,6 +325,8 @@ export interface TaskSummary {
   failedToolCalls: number;
   /** Tokens of the task, its subagents' included. */
   tokens: number;
+  /** Of the task's prompt tokens, those read from the server's prompt cache (REAL-5). */
+  cachedTokens: number;
   costUsd: number;
   /** Model calls of the task that had no price. */
   unpricedCalls: number;
@@ -314,7 +335,8 @@ export interface TaskSummary {
 
 /**
  * What a task did, in one line, the same in every client: `3 model calls · 2 tool calls (1 failed
- * or denied) · 12,345 tokens · cost $0.0042 · 14.2 s`.
+ * or denied) · 12,345 tokens (8,000 cached) · cost $0.0042 · 14.2 s`. Cached tokens are named
+ * only when there were some.
  */
 export function describeTaskSummary(summary: TaskSummary): string {
   const count = (n: number, noun: string): string =>
@@ -324,7 +346,8 @@ export function describeTaskSummary(summary: TaskSummary): string {
   return [
     count(summary.modelCalls, 'model call'),
     calls,
-    count(summary.tokens, 'token'),
+    count(summary.tokens, 'token') +
+    (summary.cachedTokens > 0 ? ` (${summary.cachedTokens.toLocaleString('en-US')} cached)` : ''),
     `cost ${describeCost(summary.costUsd, summary.unpricedCalls)}`,
     `${(summary.elapsedMs / 1000).toFixed(1)} s`,
   ].join(' · ');
@@ -355,6 +378,7 @@ export function tallyTask(
       toolCalls: 0,
       failedToolCalls: 0,
       tokens: 0,
+      cachedTokens: 0,
       costUsd: 0,
       unpricedCalls: 0,
     };
@@ -369,6 +393,7 @@ export function tallyTask(
     return {
       ...tally,
       tokens: event.run.total_tokens,
+      cachedTokens: event.run.cached_tokens ?? 0,
       costUsd: event.cost.run_usd,
       unpricedCalls: tally.unpricedCalls + (event.cost.call_usd === null ? 1 : 0),
     };
@@ -389,17 +414,20 @@ export function toWireMessage(message: Message): WireMessage {
     case 'user':
       return { role: message.role, content: message.content };
     case 'assistant':
-      return message.toolCalls === undefined
-        ? { role: 'assistant', content: message.content }
-        : {
-            role: 'assistant',
-            content: message.content,
-            tool_calls: message.toolCalls.map(({ id, name, arguments: args }) => ({
-              id,
-              name,
-              arguments: args,
-            })),
-          };
+      return {
+        role: 'assistant',
+        content: message.content,
+        ...(message.toolCalls === undefined
+          ? {}
+          : {
+              tool_calls: message.toolCalls.map(({ id, name, arguments: args }) => ({
+                id,
+                name,
+                arguments: args,
+              })),
+            }),
+        ...(message.reasoning === undefined ? {} : { reasoning: message.reasoning }),
+      };
     case 'tool':
       return {
         role: 'tool',

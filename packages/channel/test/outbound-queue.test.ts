@@ -50,6 +50,32 @@ describe('OutboundQueue (CH-5)', () => {
     expect(written).toEqual([delta(1, '1,'), delta(8, '2,3,4,5,6,7,8,'), delta(9, '9,'), delta(10, '10,')]);
   });
 
+  it('merges reasoning deltas like answer deltas, never one into the other (REAL-4)', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const written: ServerEvent[] = [];
+    const queue = new OutboundQueue(
+      {
+        write: async (_json, event) => {
+          await gate;
+          written.push(event);
+        },
+        close: () => undefined,
+      },
+      { maxEvents: 3 },
+    );
+    const thought = (seq: number, content: string): ServerEvent => ({
+      type: 'thinking_delta', task_id: 't1', content, session_id: 's', seq, at: '2030-01-01T00:00:00.000Z',
+    });
+    for (let seq = 1; seq <= 5; seq += 1) queue.push(thought(seq, `t${seq},`));
+    for (let seq = 6; seq <= 8; seq += 1) queue.push(delta(seq, `a${seq},`));
+    release();
+    await queue.drain();
+    expect(written).toEqual([thought(1, 't1,'), thought(5, 't2,t3,t4,t5,'), delta(8, 'a6,a7,a8,')]);
+  });
+
   it('closes with client_too_slow when merging cannot make room, and drops what waits', async () => {
     const closed: CloseReason[] = [];
     const queue = new OutboundQueue(

@@ -12,6 +12,11 @@ export const modelPriceSchema = z
   .object({
     inputPerMillion: z.number().nonnegative(),
     outputPerMillion: z.number().nonnegative(),
+    /**
+     * Input tokens the server read from its prompt cache (REAL-5). Absent: they cost as much as
+     * other input tokens (never less than they may).
+     */
+    cachedInputPerMillion: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -32,6 +37,11 @@ export const clawConfigSchema = z
     toolTimeBudgetMs: budget,
     callTimeoutMs: milliseconds,
     firstTokenTimeoutMs: milliseconds,
+    streamIdleTimeoutMs: milliseconds,
+    /** A file whose text replaces claw's own system prompt (REAL-1), relative to the workspace. */
+    systemPromptFile: z.string().min(1),
+    /** Text added at the end of the system prompt (REAL-1). */
+    appendSystemPrompt: z.string().min(1),
     retries: z.number().int().nonnegative(),
     contextWindowTokens: positiveInt,
     approval: z.enum(approvalModes),

@@ -25,6 +25,8 @@ export interface WireUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Of `prompt_tokens`, those read from the server's prompt cache (absent: not reported). */
+  cached_tokens?: number;
 }
 
 /**
@@ -46,6 +48,8 @@ export type SessionEventBody =
   | { type: 'task_started'; task_id: string; content: string }
   | { type: 'thinking'; task_id: string; turn: number }
   | { type: 'text_delta'; task_id: string; content: string }
+  /** A piece of the model's reasoning (REAL-4): shown apart from the answer, not part of it. */
+  | { type: 'thinking_delta'; task_id: string; content: string }
   | { type: 'text_completed'; task_id: string; content: string }
   | {
     type: 'tool_call';

@@ -22,6 +22,12 @@ export interface AssistantMessage {
   /** The text of the reply; empty when the reply is only tool calls. */
   content: string;
   toolCalls?: ToolCall[];
+  /**
+   * What the model reasoned before this reply, as the server streamed it apart from the answer
+   * (`reasoning_content`, `reasoning`; REAL-4). Kept in the session for people to read; never
+   * sent back to the model.
+   */
+  reasoning?: string;
 }
 
 /** The Observation for one tool call: the tool's output (or error) paired by `toolCallId`. */
@@ -49,6 +55,7 @@ export const messageSchema = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: z.string(),
     toolCalls: z.array(toolCallSchema).optional(),
+    reasoning: z.string().optional(),
   }),
   z.object({
     role: z.literal('tool'),
@@ -68,6 +75,11 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /**
+   * Of `promptTokens`, those the server read from its prompt cache (REAL-5), priced at the cached
+   * input price. Absent when the server did not say (then none are counted as cached).
+   */
+  cachedPromptTokens?: number;
 }
 
 export const emptyUsage: Readonly<Usage> = Object.freeze({
@@ -78,11 +90,16 @@ export const emptyUsage: Readonly<Usage> = Object.freeze({
 
 export function addUsage(a: Usage, b: Usage | undefined): Usage {
   if (b === undefined) return { ...a };
-  return {
+  const sum: Usage = {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
   };
+  // Only where a server said so: a sum of calls that never reported cached tokens has none.
+  if (a.cachedPromptTokens !== undefined || b.cachedPromptTokens !== undefined) {
+    sum.cachedPromptTokens = (a.cachedPromptTokens ?? 0) + (b.cachedPromptTokens ?? 0);
+  }
+  return sum;
 }
 
 /** Tool calls of one assistant message that have no Observation (see {@link findUnpairedCalls}). */

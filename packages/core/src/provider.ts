@@ -28,6 +28,11 @@ export interface ModelResponse {
  */
 export type StreamEvent =
   | { type: 'text_delta'; delta: string }
+  /**
+   * A piece of the model's reasoning, streamed apart from the answer (REAL-4); it is not part of
+   * the answer's text.
+   */
+  | { type: 'reasoning_delta'; delta: string }
   /** A piece of a tool call; `id` and `name` come with the first piece of each index. */
   | { type: 'tool_call_delta'; index: number; id?: string; name?: string; argumentsDelta: string }
   /** The last event: the whole assistant message with its tool calls and usage. */

@@ -64,6 +64,11 @@ export interface Reporter {
   /** A model call is about to start (`turn` counts from 1 within the run). */
   onThinking?(info: { turn: number }): void | Promise<void>;
   onTextDelta?(delta: string): void | Promise<void>;
+  /**
+   * A piece of the model's reasoning (REAL-4), before or between the pieces of its answer; not
+   * part of the answer's text. Awaited like a text delta.
+   */
+  onThinkingDelta?(delta: string): void | Promise<void>;
   /** The whole text of one assistant reply, once it is complete. */
   onTextCompleted?(text: string): void | Promise<void>;
   /** Called before the tool is executed; if it fails the tool does not run. */

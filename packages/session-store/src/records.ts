@@ -177,11 +177,16 @@ function toolCall(value: unknown, what: string): ToolCall {
 
 function usage(value: unknown, what: string): Usage {
   const object = fields(value, what);
-  return {
+  const result: Usage = {
     promptTokens: count(object.promptTokens, `${what}.promptTokens`),
     completionTokens: count(object.completionTokens, `${what}.completionTokens`),
     totalTokens: count(object.totalTokens, `${what}.totalTokens`),
   };
+  // Records written before REAL-5 have none.
+  if (object.cachedPromptTokens !== undefined) {
+    result.cachedPromptTokens = count(object.cachedPromptTokens, `${what}.cachedPromptTokens`);
+  }
+  return result;
 }
 
 function cost(value: unknown, what: string): CostTotals {

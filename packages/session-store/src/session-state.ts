@@ -78,6 +78,7 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'thinking':
     case 'model_retry':
     case 'text_delta':
+    case 'thinking_delta':
     case 'text_completed':
     case 'tool_call':
     case 'tool_result':

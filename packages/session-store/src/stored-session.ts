@@ -139,6 +139,7 @@ export class StoredSession implements PersistentSession {
    */
   recordUsage(usage: Usage, costUsd?: number): Promise<void> {
     const figures = [usage.promptTokens, usage.completionTokens, usage.totalTokens];
+    if (usage.cachedPromptTokens !== undefined) figures.push(usage.cachedPromptTokens);
     if (!figures.every(isCount) || (costUsd !== undefined && !isCount(costUsd))) {
       return Promise.reject(
         new SessionStoreError(
@@ -148,10 +149,14 @@ export class StoredSession implements PersistentSession {
         ),
       );
     }
-    const copy = {
+    const copy: Usage = {
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
       totalTokens: usage.totalTokens,
+      // Kept over the session's life too (REAL-5); absent when no call reported any.
+      ...(usage.cachedPromptTokens === undefined
+        ? {}
+        : { cachedPromptTokens: usage.cachedPromptTokens }),
     };
     return this.change(
       costUsd === undefined ? { type: 'usage', usage: copy } : { type: 'usage', usage: copy, costUsd },

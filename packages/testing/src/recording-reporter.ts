@@ -3,6 +3,7 @@ import type { Message, Reporter, ToolCall, ToolResultReport } from '@claw/core';
 export type ReporterEvent =
   | { type: 'thinking'; turn: number }
   | { type: 'text_delta'; delta: string }
+  | { type: 'thinking_delta'; delta: string }
   | { type: 'text_completed'; text: string }
   | { type: 'tool_call'; call: ToolCall }
   | { type: 'tool_result'; result: ToolResultReport }
@@ -35,6 +36,10 @@ export class RecordingReporter implements Reporter {
 
   async onTextDelta(delta: string): Promise<void> {
     this.record({ type: 'text_delta', delta });
+  }
+
+  async onThinkingDelta(delta: string): Promise<void> {
+    this.record({ type: 'thinking_delta', delta });
   }
 
   async onTextCompleted(text: string): Promise<void> {

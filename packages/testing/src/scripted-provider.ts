@@ -16,6 +16,11 @@ export interface ScriptedReply {
   /** The reply text. Streamed in `textChunks` when given, else in one piece. */
   text?: string;
   textChunks?: string[];
+  /**
+   * The model's reasoning (REAL-4), streamed as `reasoning_delta` events before the text, one per
+   * piece, and kept in the reply's `message.reasoning`.
+   */
+  reasoning?: string[];
   /** Tool calls; `arguments` may be an object (serialised as JSON) or the raw text. */
   toolCalls?: Array<{ id?: string; name: string; arguments?: string | Record<string, unknown> }>;
   usage?: Partial<Usage>;
@@ -104,6 +109,7 @@ export class ScriptedProvider implements Provider {
     if (reply.delayMs !== undefined) await this.sleep(reply.delayMs, signal);
     const response = toResponse(reply, callIndex);
     const events: StreamEvent[] = [];
+    for (const delta of reply.reasoning ?? []) events.push({ type: 'reasoning_delta', delta });
     for (const delta of reply.textChunks ?? (reply.text ? [reply.text] : [])) {
       events.push({ type: 'text_delta', delta });
     }
@@ -157,12 +163,20 @@ function toResponse(reply: ScriptedReply, callIndex: number): ModelResponse {
   }));
   const promptTokens = reply.usage?.promptTokens ?? 0;
   const completionTokens = reply.usage?.completionTokens ?? 0;
+  const reasoning = reply.reasoning?.join('') ?? '';
+  const cached = reply.usage?.cachedPromptTokens;
   return {
-    message: { role: 'assistant', content: text, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
+    message: {
+      role: 'assistant',
+      content: text,
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      ...(reasoning === '' ? {} : { reasoning }),
+    },
     usage: {
       promptTokens,
       completionTokens,
       totalTokens: reply.usage?.totalTokens ?? promptTokens + completionTokens,
+      ...(cached === undefined ? {} : { cachedPromptTokens: cached }),
     },
     finishReason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
     model: 'scripted',

@@ -224,8 +224,14 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       const first = new SessionStore({ log });
       const lease = await first.open('store', { workDir });
       const { session } = lease;
-      await session.append({ role: 'user', content: 'go' }, { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', arguments: '{}' }] });
+      await session.append(
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'bash', arguments: '{}' }], reasoning: 'run it' },
+      );
       await session.recordUsage({ promptTokens: 10, completionTokens: 5, totalTokens: 15 }, 0.25);
+      await session.recordUsage({
+        promptTokens: 20, completionTokens: 1, totalTokens: 21, cachedPromptTokens: 8,
+      });
       await session.toolStarted({ id: 'c1', name: 'bash', arguments: '{}' });
       const events = [1, 2, 3].map((index) => session.appendEvent({ type: 'text_delta', task_id: 't', content: `d${index}` }));
       await Promise.all(events.map((appended) => appended.written));
@@ -238,8 +244,12 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       const reopened = (await second.open('store', { workDir })).session;
       // The call that started and never finished is told to the model, never run again.
       expect(reopened.history().at(-1)).toMatchObject({ role: 'tool', toolCallId: 'c1', isError: true });
-      expect(reopened.usage()).toEqual({ promptTokens: 10, completionTokens: 5, totalTokens: 15 });
-      expect(reopened.cost()).toEqual({ usd: 0.25, unpricedCalls: 0 });
+      // The reasoning of a reply and the cached tokens of the calls are kept (REAL-4, REAL-5).
+      expect(reopened.history()[1]).toMatchObject({ role: 'assistant', reasoning: 'run it' });
+      expect(reopened.usage()).toEqual({
+        promptTokens: 30, completionTokens: 6, totalTokens: 36, cachedPromptTokens: 8,
+      });
+      expect(reopened.cost()).toEqual({ usd: 0.25, unpricedCalls: 1 });
       expect(reopened.lastEventSeq()).toBe(3);
       expect(reopened.appendEvent({ type: 'text_delta', task_id: 't', content: 'd4' }).event.seq).toBe(4);
       await second.close();
