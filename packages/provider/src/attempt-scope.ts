@@ -40,8 +40,9 @@ export class AttemptScope {
     return this.link.signal;
   }
 
-  /** Starts the timer of `kind`; `ms` ≤ 0 means no limit. */
+  /** Starts the timer of `kind`, anew if it runs already; `ms` ≤ 0 means no limit. */
   startTimer(kind: ModelTimeoutKind, ms: number): void {
+    this.stopTimer(kind);
     if (ms <= 0 || this.signal.aborted) return;
     const cancel = this.setTimer(() => {
       this.timers.delete(kind);

@@ -1,5 +1,5 @@
 import { ClawError } from '@claw/core';
-import { HttpError, NetworkError } from './errors.js';
+import { ContextLengthExceededError, HttpError, ModelServerError, NetworkError } from './errors.js';
 import { ModelTimeoutError, PartialResponseError } from './retry-errors.js';
 
 /**
@@ -52,9 +52,12 @@ function causeChain(error: unknown): unknown[] {
  * 1. `canceled` when `options.signal` is aborted, or the chain holds an abort: an error named
  *    `AbortError` (or `TimeoutError`, a caller's deadline) or a `ClawError` with code `aborted`.
  * 2. `fatal` when the chain holds a `PartialResponseError`: part of the reply was shown already.
- * 3. The outermost `HttpError`, `NetworkError` or `ModelTimeoutError` decides: `retryable` for
- *    HTTP 408, 409, 429 and 5xx, for every `NetworkError` (`network_error`, `network_timeout`,
- *    `stream_incomplete`) and for both model timeouts; `fatal` for any other HTTP status.
+ * 3. The outermost `HttpError`, `NetworkError`, `ModelTimeoutError` or `ModelServerError`
+ *    decides: `retryable` for HTTP 408, 409, 429 and 5xx, for every `NetworkError`
+ *    (`network_error`, `network_timeout`, `stream_incomplete`), for every model timeout and for
+ *    a `ModelServerError` whose code names a transient failure (its `retryable`); `fatal` for any
+ *    other HTTP status and server error, and always for a `ContextLengthExceededError` (the same
+ *    request would not fit again, whatever status it came with).
  * 4. `fatal` for everything else, local errors above all (a request that could not be built,
  *    invalid tool JSON): sending the same thing again cannot help.
  */
@@ -67,7 +70,9 @@ export function classifyError(
   if (chain.some(isAbort)) return 'canceled';
   if (chain.some((item) => item instanceof PartialResponseError)) return 'fatal';
   for (const item of chain) {
+    if (item instanceof ContextLengthExceededError) return 'fatal';
     if (item instanceof HttpError) return isRetryableStatus(item.status) ? 'retryable' : 'fatal';
+    if (item instanceof ModelServerError) return item.retryable ? 'retryable' : 'fatal';
     if (item instanceof NetworkError || item instanceof ModelTimeoutError) return 'retryable';
   }
   return 'fatal';

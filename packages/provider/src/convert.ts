@@ -47,6 +47,11 @@ export function toChatMessages(messages: readonly Message[]): ChatCompletionMess
   });
 }
 
+/**
+ * One message on the wire. Only the fields named here are sent: an assistant message's
+ * `reasoning` (REAL-4) stays in the session and never goes back to the server (DeepSeek rejects a
+ * request whose history carries `reasoning_content`).
+ */
 function toChatMessage(message: Message): ChatCompletionMessageParam {
   switch (message.role) {
     case 'system':
@@ -92,12 +97,38 @@ export function requestBody(request: ModelRequest, defaultModel: string) {
   };
 }
 
+/**
+ * Usage fields some servers add (REAL-5) that the SDK's type does not declare, or declares
+ * narrower than servers send them: OpenAI's `prompt_tokens_details` (vLLM sends `null`) and
+ * DeepSeek's top-level `prompt_cache_hit_tokens`.
+ */
+interface UsageExtras {
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  prompt_cache_hit_tokens?: unknown;
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * A server's usage in claw's terms. `cachedPromptTokens` (the part of the prompt read from the
+ * server's prompt cache) comes from `prompt_tokens_details.cached_tokens`, else from DeepSeek's
+ * `prompt_cache_hit_tokens`; it is absent when the server reported neither.
+ */
 export function fromUsage(usage: CompletionUsage | null | undefined): Usage | undefined {
-  if (usage === null || usage === undefined) return undefined;
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const extras = usage as UsageExtras;
+  const promptTokens = tokenCount(usage.prompt_tokens) ?? 0;
+  const completionTokens = tokenCount(usage.completion_tokens) ?? 0;
+  const cached =
+    tokenCount(extras.prompt_tokens_details?.cached_tokens) ??
+    tokenCount(extras.prompt_cache_hit_tokens);
   return {
-    promptTokens: usage.prompt_tokens,
-    completionTokens: usage.completion_tokens,
-    totalTokens: usage.total_tokens,
+    promptTokens,
+    completionTokens,
+    totalTokens: tokenCount(usage.total_tokens) ?? promptTokens + completionTokens,
+    ...(cached === undefined ? {} : { cachedPromptTokens: cached }),
   };
 }
 

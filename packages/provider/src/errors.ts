@@ -1,4 +1,4 @@
-import { ClawError, abortReason, findError } from '@claw/core';
+import { ClawError, abortReason, findError, hasErrorCode } from '@claw/core';
 import {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -6,6 +6,14 @@ import {
   APIUserAbortError,
   OpenAIError,
 } from 'openai';
+import { cameAsErrorReply } from './fetch-guard.js';
+import {
+  describeServerCode,
+  isContextLengthError,
+  isRetryableServerError,
+  readServerError,
+  type ServerErrorInfo,
+} from './server-errors.js';
 
 /**
  * The model API answered with an HTTP error status. The SDK's own error is kept as `cause`; find
@@ -18,12 +26,137 @@ export class HttpError extends ClawError {
 
   constructor(
     message: string,
-    options: { status: number; retryAfterMs?: number | undefined; cause?: unknown },
+    options: {
+      status: number;
+      retryAfterMs?: number | undefined;
+      cause?: unknown;
+      /** For subclasses; default `http_error`. */
+      code?: string;
+    },
   ) {
-    super(message, { code: 'http_error', cause: options.cause });
+    super(message, { code: options.code ?? 'http_error', cause: options.cause });
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/** Where a server's error came from: an HTTP error status, an SSE event, or a 200 reply body. */
+export type ServerErrorSource = 'http' | 'stream' | 'reply';
+
+/**
+ * The request no longer fits the model's context window (REAL-6): the server answered HTTP 400
+ * or 413 with code `context_length_exceeded` or words to that effect, or sent such an error in
+ * the stream or as a 200 reply. `code` is `context_length_exceeded`. It is an `HttpError`, so
+ * `findHttpError` still finds it: `status` is the HTTP status, or for an error reported in the
+ * stream or a 200 reply the error's own numeric 4xx code (400 when it gave none). Never retried
+ * as it is (`classifyError` says `fatal`): the conversation has to shrink first. Test for it
+ * with `isContextLengthExceeded`.
+ */
+export class ContextLengthExceededError extends HttpError {
+  /** What the server said, in its own words. */
+  readonly serverMessage: string;
+
+  constructor(options: {
+    status: number;
+    serverMessage: string;
+    source: ServerErrorSource;
+    retryAfterMs?: number | undefined;
+    cause?: unknown;
+  }) {
+    const said = options.serverMessage === '' ? '' : `: the server said "${options.serverMessage}"`;
+    const where = { http: `HTTP ${options.status}`, stream: 'in the stream', reply: 'in its reply' }[
+      options.source
+    ];
+    super(
+      `the conversation no longer fits the model's context window${said} (${where}). Start a ` +
+      'new session or shorten the conversation (fewer or smaller files and tool outputs), or ' +
+      'use a model or server setting with a larger context window.',
+      {
+        status: options.status,
+        retryAfterMs: options.retryAfterMs,
+        cause: options.cause,
+        code: 'context_length_exceeded',
+      },
+    );
+    this.serverMessage = options.serverMessage;
+  }
+}
+
+/**
+ * True when `error`, or anything in its cause chain, says the request no longer fits the
+ * model's context window (a `ContextLengthExceededError`, or any `ClawError` with code
+ * `context_length_exceeded`).
+ */
+export function isContextLengthExceeded(error: unknown): boolean {
+  return hasErrorCode(error, 'context_length_exceeded');
+}
+
+/**
+ * The model server reported an error instead of (the rest of) a reply, with HTTP status 200: an
+ * `error` object sent as an SSE `data:` event mid-stream (OpenRouter, vLLM, llama.cpp, OpenAI),
+ * a `finish_reason: "error"` chunk, or a 200 reply whose body is an error object (some gateways).
+ * `code` is `model_stream_error`; `retryable` says what `classifyError` makes of it: true for
+ * numeric codes 408/409/429/5xx and for names of transient failures (`server_error`,
+ * `rate_limit_exceeded`, `overloaded`, `timeout`, `service_unavailable`, …), false otherwise.
+ */
+export class ModelServerError extends ClawError {
+  readonly retryable: boolean;
+  /** The server's `error.code`, when it sent one. */
+  readonly serverCode: string | number | undefined;
+  /** The server's `error.type`, when it sent one. */
+  readonly serverType: string | undefined;
+  /** What the server said, in its own words (empty when it said nothing). */
+  readonly serverMessage: string;
+
+  constructor(
+    info: ServerErrorInfo,
+    options: {
+      source: 'stream' | 'reply';
+      cause?: unknown;
+      /** Overrides what the code says (for an error that came without one). */
+      retryable?: boolean;
+    },
+  ) {
+    const retryable = options.retryable ?? isRetryableServerError(info);
+    const what =
+      options.source === 'stream'
+        ? 'the model server reported an error in the stream'
+        : 'the model server answered with an error instead of a reply';
+    const said = info.message === '' ? ' (no message)' : `: ${info.message}`;
+    const hint = retryable
+      ? 'it failed on its side; retry later'
+      : "it will not accept this request as it is; check the model name, the request and the server's log";
+    super(`${what}${said}${describeServerCode(info)}; ${hint}`, {
+      code: 'model_stream_error',
+      cause: options.cause,
+    });
+    this.retryable = retryable;
+    this.serverCode = info.code;
+    this.serverType = info.type;
+    this.serverMessage = info.message;
+  }
+}
+
+/**
+ * The error for an `error` payload a server sent with status 200 (in the stream, or as the reply
+ * body): a `ContextLengthExceededError` when it says the request does not fit, otherwise a
+ * `ModelServerError` classified by its code.
+ */
+export function serverReportedError(
+  payload: unknown,
+  options: { source: 'stream' | 'reply'; cause?: unknown },
+): ContextLengthExceededError | ModelServerError {
+  const info = readServerError(payload);
+  if (isContextLengthError(info)) {
+    const status = typeof info.code === 'number' && info.code >= 400 && info.code <= 499 ? info.code : 400;
+    return new ContextLengthExceededError({
+      status,
+      serverMessage: info.message,
+      source: options.source,
+      cause: options.cause,
+    });
+  }
+  return new ModelServerError(info, options);
 }
 
 /**
@@ -76,7 +209,10 @@ export function parseRetryAfter(
  * Translates anything the `openai` SDK (or `fetch` under it) throws into claw's own errors, so
  * that nothing above this package needs to know the SDK (PRV-1, PRV-2). An aborted `signal` wins
  * over whatever error the abort produced: the caller gets the signal's reason. `baseURL`, the
- * API's address, is named when it cannot be reached.
+ * API's address, is named when it cannot be reached. An HTTP status becomes an `HttpError`
+ * (a `ContextLengthExceededError` for a 400/413 that says the request does not fit); an `error`
+ * object in the stream (or in a 200 reply) becomes a `ModelServerError` or a
+ * `ContextLengthExceededError` (REAL-6).
  */
 export function translateError(
   error: unknown,
@@ -104,18 +240,27 @@ export function translateError(
   }
   if (error instanceof APIError) {
     if (typeof error.status === 'number') {
+      const retryAfterMs = parseRetryAfter(error.headers as Headers | undefined);
+      const info = readServerError(error.error);
+      if ((error.status === 400 || error.status === 413) && isContextLengthError(info)) {
+        return new ContextLengthExceededError({
+          status: error.status,
+          serverMessage: info.message,
+          source: 'http',
+          retryAfterMs,
+          cause: error,
+        });
+      }
       const hint = statusHint(error.status);
       return new HttpError(
         `model API returned HTTP ${error.status}: ${error.message}${hint ? ` (${hint})` : ''}`,
-        {
-          status: error.status,
-          retryAfterMs: parseRetryAfter(error.headers as Headers | undefined),
-          cause: error,
-        },
+        { status: error.status, retryAfterMs, cause: error },
       );
     }
-    return new ClawError(`model API reported an error in the stream: ${error.message}`, {
-      code: 'model_stream_error',
+    // No status: the SDK found an `error` object in an SSE event of a 200 response (or in the
+    // 200 reply that `guardFetch` turned into one).
+    return serverReportedError(error.error ?? error.message, {
+      source: cameAsErrorReply(error.headers) ? 'reply' : 'stream',
       cause: error,
     });
   }

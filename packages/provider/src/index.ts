@@ -1,10 +1,14 @@
 export { OpenAIProvider, type OpenAIProviderOptions } from './openai-provider.js';
 export {
+  ContextLengthExceededError,
   HttpError,
+  ModelServerError,
   NetworkError,
   findHttpError,
+  isContextLengthExceeded,
   parseRetryAfter,
   translateError,
+  type ServerErrorSource,
 } from './errors.js';
 export { StreamAssembler } from './stream-assembler.js';
 export { toChatMessages, toChatTools } from './convert.js';

@@ -27,15 +27,23 @@ export class PartialResponseError extends ClawError {
   }
 }
 
-/** Which of the two model timeouts fired (PRV-5). */
-export type ModelTimeoutKind = 'call' | 'first_token';
+/** Which of the model timeouts fired (PRV-5, REAL-3). */
+export type ModelTimeoutKind = 'call' | 'first_token' | 'idle';
+
+const timeoutCodes: Record<ModelTimeoutKind, string> = {
+  call: 'model_call_timeout',
+  first_token: 'model_first_token_timeout',
+  idle: 'model_stream_idle_timeout',
+};
 
 /**
  * A model call ran out of time (PRV-5): `code` is `model_call_timeout` when one attempt as a whole
  * took longer than the call timeout, `model_first_token_timeout` when a stream sent no content
- * within the first-token timeout. Retryable while nothing was passed on; after that it arrives as
- * the `cause` of a `PartialResponseError`. A timeout is never a cancellation: the caller's own
- * abort always wins over it.
+ * within the first-token timeout, `model_stream_idle_timeout` when the model sent no content for
+ * the idle timeout (a stream that went silent, or a non-streaming call with no call timeout that
+ * got no reply). Retryable while nothing was passed on; after that it arrives as the `cause` of a
+ * `PartialResponseError`. A timeout is never a cancellation: the caller's own abort always wins
+ * over it.
  */
 export class ModelTimeoutError extends ClawError {
   readonly kind: ModelTimeoutKind;
@@ -43,16 +51,24 @@ export class ModelTimeoutError extends ClawError {
   readonly timeoutMs: number;
 
   constructor(kind: ModelTimeoutKind, timeoutMs: number) {
-    const seconds = `${Number((timeoutMs / 1000).toFixed(3))}s`;
-    super(
-      kind === 'call'
-        ? `model call timed out after ${seconds} (no complete reply in time; retry later, ` +
-        'or raise the call timeout if replies are long)'
-        : `model first token timed out after ${seconds} (the model sent nothing in time and ` +
-          'may be overloaded; retry later, or raise the first-token timeout)',
-      { code: kind === 'call' ? 'model_call_timeout' : 'model_first_token_timeout' },
-    );
+    super(timeoutMessage(kind, `${Number((timeoutMs / 1000).toFixed(3))}s`), {
+      code: timeoutCodes[kind],
+    });
     this.kind = kind;
     this.timeoutMs = timeoutMs;
+  }
+}
+
+function timeoutMessage(kind: ModelTimeoutKind, seconds: string): string {
+  switch (kind) {
+    case 'call':
+      return `model call timed out after ${seconds} (no complete reply in time; retry later, ` +
+        'or raise the call timeout if replies are long)';
+    case 'first_token':
+      return `model first token timed out after ${seconds} (the model sent nothing in time and ` +
+        'may be overloaded; retry later, or raise the first-token timeout)';
+    case 'idle':
+      return `model stream went silent for ${seconds} (no content for that long: the server may ` +
+        'be stuck or overloaded; retry later, or raise --stream-idle-timeout-ms)';
   }
 }

@@ -36,13 +36,32 @@ export interface RetryingProviderOptions {
   backoffMs?: number;
   /** Upper bound of every wait, `retry-after` hints included. Default 2000. */
   maxBackoffMs?: number;
-  /** Limit for each attempt as a whole, in milliseconds; 0 = none. Default 60 000. */
+  /**
+   * Limit for each attempt as a whole, in milliseconds; 0 = none. Default 0: a long reply that
+   * keeps coming is never cut off; the idle and first-token timeouts catch a stuck server.
+   */
   callTimeoutMs?: number;
   /**
-   * Streams only: limit for the first content (text, a tool-call piece, or the final message) of
-   * each attempt, in milliseconds; it stops as soon as content arrives. 0 = none. Default 15 000.
+   * Streams only: limit for the first content (text, reasoning, a tool-call piece, or the final
+   * message) of each attempt, in milliseconds; it stops as soon as content arrives and never ends
+   * a stream that has started. 0 = none. Default 120 000.
    */
   firstTokenTimeoutMs?: number;
+  /**
+   * Limit for a silence of the model, in milliseconds; 0 = none. Default 120 000.
+   *
+   * Streams: an attempt that delivers no content (text, reasoning, a tool-call piece with
+   * something in it, or the final message) for this long is aborted with a
+   * `model_stream_idle_timeout`. Keep-alive comments and empty pieces do not count. The timer
+   * starts at the first content and restarts at each; it counts while waiting for the server, not
+   * while the consumer holds an event. Before the first content the first-token timeout governs,
+   * unless `firstTokenTimeoutMs` is 0: then this timer runs from the start of the attempt, so
+   * that a stream hangs forever only when both are 0.
+   *
+   * `generate` (nothing arrives before the whole reply): when `callTimeoutMs` is 0, this is the
+   * limit of each attempt, so that it cannot hang either.
+   */
+  streamIdleTimeoutMs?: number;
   /** Called before each wait, e.g. to log the retry. An error thrown here ends the call. */
   onRetry?: (info: RetryInfo) => void;
   /**
@@ -59,8 +78,10 @@ export const retryingProviderDefaults = {
   attempts: 3,
   backoffMs: 200,
   maxBackoffMs: 2000,
-  callTimeoutMs: 60_000,
-  firstTokenTimeoutMs: 15_000,
+  /** None (REAL-3): the idle timeout replaces a whole-call limit, which stays available. */
+  callTimeoutMs: 0,
+  firstTokenTimeoutMs: 120_000,
+  streamIdleTimeoutMs: 120_000,
 } as const;
 
 type AttemptOutcome = { type: 'completed' } | { type: 'failed'; error: unknown };
@@ -76,8 +97,10 @@ type AttemptOutcome = { type: 'completed' } | { type: 'failed'; error: unknown }
  * - Between attempts it waits `backoffMs · 2^(failures-1)`, or the server's `retry-after` hint if
  *   that is longer, never more than `maxBackoffMs`. Aborting the caller's signal ends the wait at
  *   once.
- * - Each attempt has its own call timeout; a stream attempt also has a first-token timeout. A
- *   timer aborts the signal the inner provider got, so its HTTP request ends.
+ * - Each attempt has its own timers: a call timeout (off by default), and for a stream a
+ *   first-token timeout and an idle timeout (`generate` uses the idle timeout as its limit when
+ *   there is no call timeout). A timer aborts the signal the inner provider got, so its HTTP
+ *   request ends.
  * - A stream is retried only while nothing has been passed on. Once content was forwarded, a
  *   failure (or an end without the `completed` event) is thrown as a `PartialResponseError`.
  * - Whenever the caller's signal is aborted, the call rejects with its reason, even when a timer
@@ -99,6 +122,7 @@ export class RetryingProvider implements Provider {
   private readonly maxBackoffMs: number;
   private readonly callTimeoutMs: number;
   private readonly firstTokenTimeoutMs: number;
+  private readonly streamIdleTimeoutMs: number;
   private readonly onRetry: ((info: RetryInfo) => void) | undefined;
   private readonly sleep: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   private readonly setTimer: SetTimer;
@@ -114,10 +138,19 @@ export class RetryingProvider implements Provider {
     this.callTimeoutMs = options.callTimeoutMs ?? retryingProviderDefaults.callTimeoutMs;
     this.firstTokenTimeoutMs =
       options.firstTokenTimeoutMs ?? retryingProviderDefaults.firstTokenTimeoutMs;
+    this.streamIdleTimeoutMs =
+      options.streamIdleTimeoutMs ?? retryingProviderDefaults.streamIdleTimeoutMs;
     if (!Number.isInteger(this.attempts) || this.attempts < 1) {
       throw invalidOption('attempts', this.attempts, 'a whole number of at least 1');
     }
-    for (const key of ['backoffMs', 'maxBackoffMs', 'callTimeoutMs', 'firstTokenTimeoutMs'] as const) {
+    const timings = [
+      'backoffMs',
+      'maxBackoffMs',
+      'callTimeoutMs',
+      'firstTokenTimeoutMs',
+      'streamIdleTimeoutMs',
+    ] as const;
+    for (const key of timings) {
       if (!Number.isFinite(this[key]) || this[key] < 0) {
         throw invalidOption(key, this[key], 'a number of milliseconds, 0 or more');
       }
@@ -131,16 +164,19 @@ export class RetryingProvider implements Provider {
   }
 
   /**
-   * One model call with retries. Rejects with the caller's abort reason when its signal aborts,
-   * with a `ModelTimeoutError` (`model_call_timeout`) when the last attempt ran out of time, and
-   * otherwise with the error of the last attempt.
+   * One model call with retries. Each attempt is limited by `callTimeoutMs`, or when that is 0 by
+   * `streamIdleTimeoutMs` (nothing arrives before the whole reply, so a silent server is one
+   * that does not answer). Rejects with the caller's abort reason when its signal aborts, with a
+   * `ModelTimeoutError` (`model_call_timeout`, or `model_stream_idle_timeout` for the idle limit)
+   * when the last attempt ran out of time, and otherwise with the error of the last attempt.
    */
   async generate(request: ModelRequest, options: CallOptions = {}): Promise<ModelResponse> {
     const { signal } = options;
     for (let attempt = 1; ; attempt += 1) {
       throwIfAborted(signal);
       const scope = new AttemptScope(signal, this.setTimer);
-      scope.startTimer('call', this.callTimeoutMs);
+      if (this.callTimeoutMs > 0) scope.startTimer('call', this.callTimeoutMs);
+      else scope.startTimer('idle', this.streamIdleTimeoutMs);
       let failure: unknown;
       try {
         return await scope.race(this.inner.generate(request, { signal: scope.signal }));
@@ -177,6 +213,8 @@ export class RetryingProvider implements Provider {
     const scope = new AttemptScope(signal, this.setTimer);
     scope.startTimer('call', this.callTimeoutMs);
     scope.startTimer('first_token', this.firstTokenTimeoutMs);
+    // Without a first-token limit the idle limit covers the wait for the first content too.
+    if (this.firstTokenTimeoutMs <= 0) scope.startTimer('idle', this.streamIdleTimeoutMs);
     let iterator: AsyncIterator<StreamEvent> | undefined;
     let nextPending = false;
     let forwarded = false;
@@ -193,11 +231,19 @@ export class RetryingProvider implements Provider {
         const event = result.value;
         // Before any content, empty pieces carry nothing; dropping them keeps a retry from
         // repeating them, and they must not stop the first-token timer (keep-alive in disguise).
-        if (!forwarded && !hasContent(event)) continue;
-        scope.stopTimer('first_token');
+        // Nor do they restart the idle timer, before or after the first content.
+        const content = hasContent(event);
+        if (!forwarded && !content) continue;
+        if (content) {
+          scope.stopTimer('first_token');
+          // The silence is measured while waiting for the server, not while the consumer holds
+          // the event (a slow reporter is not a silent model).
+          scope.stopTimer('idle');
+        }
         forwarded = true;
         if (event.type === 'completed') completed = true;
         yield event;
+        if (content && !completed) scope.startTimer('idle', this.streamIdleTimeoutMs);
       }
       if (!completed) {
         throw new NetworkError('the model stream ended before the reply was complete', {
@@ -274,6 +320,7 @@ function defaultSleep(ms: number, signal: AbortSignal | undefined): Promise<void
 function hasContent(event: StreamEvent): boolean {
   switch (event.type) {
     case 'text_delta':
+    case 'reasoning_delta':
       return event.delta !== '';
     case 'tool_call_delta':
       return event.argumentsDelta !== '' || Boolean(event.id) || Boolean(event.name);

@@ -213,3 +213,59 @@ describe('OpenAIProvider.stream: assembling replies from chunks', () => {
     expect(server?.requests[0]?.headers.authorization).toBe('Bearer test-key');
   });
 });
+
+describe('OpenAIProvider.stream: reasoning and cached tokens (REAL-4, REAL-5)', () => {
+  for (const reasoningField of ['reasoning_content', 'reasoning'] as const) {
+    it(`streams ${reasoningField} as reasoning_delta events, apart from the text`, async () => {
+      const provider = await providerFor([
+        {
+          reasoning: ['The user', ' says hi.'],
+          reasoningField,
+          textChunks: ['Hel', 'lo!'],
+          usage: { promptTokens: 50, completionTokens: 9, cachedTokens: 32 },
+        },
+      ]);
+      const events = await collect(provider.stream(request));
+      expect(events.slice(0, 4)).toEqual([
+        { type: 'reasoning_delta', delta: 'The user' },
+        { type: 'reasoning_delta', delta: ' says hi.' },
+        { type: 'text_delta', delta: 'Hel' },
+        { type: 'text_delta', delta: 'lo!' },
+      ]);
+      const response = completedOf(events);
+      expect(response.message).toEqual({ role: 'assistant', content: 'Hello!', reasoning: 'The user says hi.' });
+      expect(response.usage).toEqual({
+        promptTokens: 50,
+        completionTokens: 9,
+        totalTokens: 59,
+        cachedPromptTokens: 32,
+      });
+    });
+  }
+
+  it('never sends reasoning of earlier replies back to the server', async () => {
+    const provider = await providerFor([{ text: 'ok' }]);
+    await collect(
+      provider.stream({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'Hello!', reasoning: 'The user greets me.' },
+          { role: 'user', content: 'read a.ts' },
+          {
+            role: 'assistant',
+            content: '',
+            reasoning: 'I need the file.',
+            toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path":"a.ts"}' }],
+          },
+          { role: 'tool', toolCallId: 'call_1', content: 'export {}' },
+        ],
+      }),
+    );
+    const body = server?.requests[0]?.body as { messages: Array<Record<string, unknown>> };
+    expect(body.messages[1]).toEqual({ role: 'assistant', content: 'Hello!' });
+    for (const message of body.messages) {
+      expect(Object.keys(message)).not.toContain('reasoning');
+      expect(Object.keys(message)).not.toContain('reasoning_content');
+    }
+  });
+});

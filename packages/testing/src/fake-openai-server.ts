@@ -30,19 +30,57 @@ export interface FakeTurn {
   text?: string;
   /** How `text` is cut into stream chunks; default: one chunk. */
   textChunks?: string[];
+  /**
+   * The model's reasoning: streamed one chunk per piece, before the text, under `reasoningField`;
+   * in a non-streamed reply, the pieces joined in `message[reasoningField]`.
+   */
+  reasoning?: string[];
+  /**
+   * The field that carries `reasoning`: `reasoning_content` (DeepSeek, llama.cpp, LM Studio,
+   * older vLLM; the default) or `reasoning` (OpenRouter, Ollama, Groq, newer vLLM).
+   */
+  reasoningField?: 'reasoning_content' | 'reasoning';
   toolCalls?: FakeToolCall[];
   /** Send the pieces of parallel tool calls round-robin instead of one call after another. */
   interleaveToolCalls?: boolean;
-  /** Usage for the final chunk; `null` sends none even when the client asks. */
-  usage?: { promptTokens: number; completionTokens: number } | null;
+  /**
+   * Usage for the final chunk; `null` sends none even when the client asks. `cachedTokens`, when
+   * given, is sent as `prompt_tokens_details.cached_tokens` (the prompt tokens read from cache).
+   */
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number } | null;
   finishReason?: string;
   fault?: FakeFault;
-  /** Wait before the response starts (milliseconds). */
+  /** Wait before the response starts, before its headers (milliseconds). */
   delayMs?: number;
   /** Wait between data chunks (milliseconds). */
   chunkDelayMs?: number;
+  /**
+   * A silent wait after the headers (and after any keep-alive comments), before the first data
+   * chunk (milliseconds): a server that accepted the request and then says nothing.
+   */
+  firstChunkDelayMs?: number;
   /** SSE comment lines (`: keep-alive`) sent after the headers, before the first chunk. */
   keepAlive?: { count: number; intervalMs: number };
+  /**
+   * Answer with exactly this instead of a scripted reply, for any request (streaming or not):
+   * the text, reasoning, tool calls, usage, finish reason, keep-alive and fault of the turn are
+   * ignored; `delayMs` (before the headers) and `firstChunkDelayMs` (after them) still apply.
+   * `body` is written as is; an array is written piece by piece (with `chunkDelayMs` between
+   * pieces), so that SSE events, or parts of them, arrive separately.
+   */
+  raw?: {
+    /** Default 200. */
+    status?: number;
+    /**
+     * Default `text/event-stream` when the request asked to stream, else `application/json`.
+     */
+    contentType?: string;
+    /** More response headers. */
+    headers?: Record<string, string>;
+    body: string | string[];
+    /** Wait between the pieces of an array `body` (milliseconds). */
+    chunkDelayMs?: number;
+  };
 }
 
 export interface RecordedRequest {
@@ -77,9 +115,10 @@ const defaultUsage = { promptTokens: 10, completionTokens: 5 };
 /**
  * A fake OpenAI-compatible Chat Completions server on 127.0.0.1 (an OS-chosen port). It answers
  * `POST …/chat/completions` with scripted turns in the real wire format: SSE chunks with a role
- * chunk, text and tool-call deltas, the finish reason, a usage chunk when the client asks for one
- * (`stream_options.include_usage`) and `data: [DONE]`; or a plain JSON completion when the client
- * does not stream. It records every request it receives.
+ * chunk, reasoning, text and tool-call deltas, the finish reason, a usage chunk when the client
+ * asks for one (`stream_options.include_usage`) and `data: [DONE]`; or a plain JSON completion
+ * when the client does not stream. A turn may instead give a `raw` answer, written as it is (to
+ * replay what a particular server sends). It records every request it receives.
  */
 export class FakeOpenAIServer {
   readonly requests: RecordedRequest[] = [];
@@ -169,13 +208,17 @@ export class FakeOpenAIServer {
       return;
     }
     if (turn.delayMs !== undefined) await wait(turn.delayMs);
+    const parsed = body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
+    if (turn.raw !== undefined) {
+      await writeRaw(response, turn, parsed.stream === true);
+      return;
+    }
     const fault = turn.fault;
     if (fault?.type === 'status') {
       sendError(response, fault.status, fault.message ?? `fake ${fault.status}`, fault.headers);
       return;
     }
     if (fault?.type === 'hang' && fault.afterChunks === undefined) return;
-    const parsed = body as { stream?: boolean; stream_options?: { include_usage?: boolean } };
     if (parsed.stream === true) {
       await this.stream(response, turn, parsed.stream_options?.include_usage === true);
     } else {
@@ -208,6 +251,9 @@ export class FakeOpenAIServer {
             role: 'assistant',
             content: turn.text ?? null,
             refusal: null,
+            ...(turn.reasoning === undefined
+              ? {}
+              : { [turn.reasoningField ?? 'reasoning_content']: turn.reasoning.join('') }),
             ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
           },
           finish_reason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
@@ -230,6 +276,10 @@ export class FakeOpenAIServer {
     for (let count = 0; count < (turn.keepAlive?.count ?? 0); count += 1) {
       response.write(': keep-alive\n\n');
       await wait(turn.keepAlive?.intervalMs ?? 0);
+      if (response.destroyed) return;
+    }
+    if (turn.firstChunkDelayMs !== undefined) {
+      await wait(turn.firstChunkDelayMs);
       if (response.destroyed) return;
     }
     const chunks = this.chunksOf(turn, withUsage);
@@ -268,6 +318,8 @@ export class FakeOpenAIServer {
       choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
     });
     const chunks: object[] = [choice({ role: 'assistant', content: '' })];
+    const reasoningField = turn.reasoningField ?? 'reasoning_content';
+    for (const piece of turn.reasoning ?? []) chunks.push(choice({ [reasoningField]: piece }));
     const text = turn.textChunks ?? (turn.text === undefined ? [] : [turn.text]);
     for (const piece of text) chunks.push(choice({ content: piece }));
 
@@ -309,12 +361,38 @@ function roundRobin<T>(lists: T[][]): T[] {
   return result;
 }
 
-function wireUsage(usage: { promptTokens: number; completionTokens: number }) {
+function wireUsage(usage: NonNullable<FakeTurn['usage']>) {
   return {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined
+      ? {}
+      : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
   };
+}
+
+/** Writes a turn's `raw` answer as it is (see `FakeTurn.raw`). */
+async function writeRaw(
+  response: ServerResponse,
+  turn: FakeTurn,
+  streaming: boolean,
+): Promise<void> {
+  const raw = turn.raw;
+  if (raw === undefined) return;
+  response.writeHead(raw.status ?? 200, {
+    'content-type': raw.contentType ?? (streaming ? 'text/event-stream' : 'application/json'),
+    ...raw.headers,
+  });
+  response.flushHeaders();
+  if (turn.firstChunkDelayMs !== undefined) await wait(turn.firstChunkDelayMs);
+  const pieces = typeof raw.body === 'string' ? [raw.body] : raw.body;
+  for (const [index, piece] of pieces.entries()) {
+    if (index > 0 && raw.chunkDelayMs !== undefined) await wait(raw.chunkDelayMs);
+    if (response.destroyed) return;
+    response.write(piece);
+  }
+  response.end();
 }
 
 function sendError(

@@ -118,3 +118,111 @@ describe('FakeOpenAIServer request hook', () => {
     expect(server.requests[0]?.receivedAt).toBeLessThanOrEqual(performance.now());
   });
 });
+
+/** The `data:` chunks of an SSE body, parsed (without `[DONE]`). */
+function dataChunks(text: string): Array<Record<string, unknown>> {
+  return text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: ') && event !== 'data: [DONE]')
+    .map((event) => JSON.parse(event.slice('data: '.length)) as Record<string, unknown>);
+}
+
+describe('FakeOpenAIServer: reasoning, cached tokens, silences and raw answers', () => {
+  it('streams reasoning before the text, under reasoning_content by default', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ reasoning: ['Let me', ' think'], text: 'Done.' }] });
+    const chunks = dataChunks(await (await post({ stream: true, messages: [] })).text());
+    const deltas = chunks.map((chunk) => (chunk.choices as Array<{ delta: object }>)[0]?.delta);
+    expect(deltas.slice(1, 4)).toEqual([
+      { reasoning_content: 'Let me' },
+      { reasoning_content: ' think' },
+      { content: 'Done.' },
+    ]);
+  });
+
+  it('puts reasoning under `reasoning` when asked, streamed and not', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { reasoning: ['hmm'], reasoningField: 'reasoning', text: 'ok' },
+        { reasoning: ['a', 'b'], reasoningField: 'reasoning', text: 'ok' },
+        { reasoning: ['c', 'd'], text: 'ok' },
+      ],
+    });
+    const chunks = dataChunks(await (await post({ stream: true, messages: [] })).text());
+    expect(chunks[1]).toMatchObject({ choices: [{ delta: { reasoning: 'hmm' } }] });
+    expect(await (await post({ messages: [] })).json()).toMatchObject({
+      choices: [{ message: { reasoning: 'ab', content: 'ok' } }],
+    });
+    expect(await (await post({ messages: [] })).json()).toMatchObject({
+      choices: [{ message: { reasoning_content: 'cd', content: 'ok' } }],
+    });
+  });
+
+  it('sends cached tokens as prompt_tokens_details.cached_tokens, and nothing of the kind without them', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { text: 'hi', usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 80 } },
+        { text: 'hi', usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 80 } },
+        { text: 'hi', usage: { promptTokens: 100, completionTokens: 5 } },
+      ],
+    });
+    const streamed = dataChunks(
+      await (await post({ stream: true, stream_options: { include_usage: true }, messages: [] })).text(),
+    );
+    expect(streamed.at(-1)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 100, total_tokens: 105, prompt_tokens_details: { cached_tokens: 80 } },
+    });
+    expect(await (await post({ messages: [] })).json()).toMatchObject({
+      usage: { prompt_tokens_details: { cached_tokens: 80 } },
+    });
+    expect(JSON.stringify(await (await post({ messages: [] })).json())).not.toContain('prompt_tokens_details');
+  });
+
+  it('firstChunkDelayMs: headers at once, then silence before the first data chunk', async () => {
+    server = await FakeOpenAIServer.start({ turns: [{ text: 'late', firstChunkDelayMs: 300 }] });
+    const response = await post({ stream: true, messages: [] });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const first = reader.read();
+    const early = await Promise.race([
+      first.then(() => 'data'),
+      new Promise((resolve) => setTimeout(resolve, 50, 'silence')),
+    ]);
+    expect(early).toBe('silence');
+    const { value } = await first;
+    expect(new TextDecoder().decode(value)).toMatch(/^data: /);
+    await reader.cancel();
+  });
+
+  it('raw: status, content type, headers and body as given, an array piece by piece', async () => {
+    const pieces = [': OPENROUTER PROCESSING\n\n', 'data: {"choices":[]', '}\n\n', 'data: [DONE]\n\n'];
+    server = await FakeOpenAIServer.start({
+      turns: [
+        { raw: { body: pieces, chunkDelayMs: 30, headers: { 'x-request-id': 'req_1' } }, text: 'ignored' },
+        { raw: { status: 200, body: '{"error":{"message":"upstream failed","code":502}}' } },
+        { raw: { status: 400, contentType: 'application/json; charset=utf-8', body: '{"object":"error","message":"too long","code":400}' } },
+      ],
+    });
+    const streamed = await post({ stream: true, messages: [] });
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    expect(streamed.headers.get('x-request-id')).toBe('req_1');
+    const reader = (streamed.body as ReadableStream<Uint8Array>).getReader();
+    const reads: string[] = [];
+    for (let result = await reader.read(); result.done !== true; result = await reader.read()) {
+      reads.push(new TextDecoder().decode(result.value));
+    }
+    expect(reads.join('')).toBe(pieces.join(''));
+    // With a pause between them, the pieces arrive as separate reads.
+    expect(reads.length).toBeGreaterThan(1);
+
+    const reply = await post({ messages: [] });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toBe('application/json');
+    expect(await reply.text()).toBe('{"error":{"message":"upstream failed","code":502}}');
+
+    const rejected = await post({ stream: true, messages: [] });
+    expect(rejected.status).toBe(400);
+    expect(rejected.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await rejected.json()).toEqual({ object: 'error', message: 'too long', code: 400 });
+  });
+});
