@@ -27,19 +27,43 @@ import { WriteBehindSession } from './write-behind.js';
 import { defaultTracer, spanNames } from './telemetry.js';
 import { think } from './think.js';
 import type { SetTimer } from './timers.js';
+import {
+  buildSystemPrompt,
+  type InstructionText,
+  type SessionEnvironment,
+} from './system-prompt.js';
 
-export const defaultMaxTurns = 20;
+/** Most model calls of one run, by default: real tasks take tens of turns (REAL-3; it was 20). */
+export const defaultMaxTurns = 200;
 export const defaultToolConcurrency = 4;
 
-export interface EngineOptions extends BudgetOptions, RequestSettings {
+export interface EngineOptions extends BudgetOptions, Omit<RequestSettings, 'systemPrompt'> {
   provider: Provider;
+  /**
+   * Replaces claw's own part of the system prompt (who it is, how to work, how its tools behave;
+   * REAL-1). The environment block, the project instructions and `appendSystemPrompt` still
+   * follow it when given; an empty string with none of them sends no system prompt at all.
+   * Default: claw's text for the tools offered.
+   */
+  systemPrompt?: string;
+  /** Text added at the end of the system prompt (REAL-1), of the subagents' too. */
+  appendSystemPrompt?: string;
+  /** Replaces claw's own part of the subagents' system prompt (ENG-9). */
+  subagentSystemPrompt?: string;
+  /**
+   * Where runs work, for the environment block of the system prompt (REAL-1); a run may bring
+   * its own (`RunOptions.environment`). Default: none (no environment block).
+   */
+  environment?: SessionEnvironment;
+  /** Project instructions given to the model (REAL-2); a run may bring its own. Default: none. */
+  instructions?: readonly InstructionText[];
   /**
    * Decides every tool call before it runs (ENG-3) for runs that bring no gate of their own
    * (`RunOptions.gate`). There is no silent allow-all: a run with neither fails at once.
    */
   gate?: ApprovalGate;
   tools?: Iterable<Tool> | ToolRegistry;
-  /** Most model calls per run (default 20). */
+  /** Most model calls per run (default 200). */
   maxTurns?: number;
   /** Most tool calls of one reply running at once (default 4). */
   toolConcurrency?: number;
@@ -74,6 +98,10 @@ interface Execution {
   runContext?: { current?: Context };
   /** See `RunOptions.resumeCalls`. */
   resumeCalls?: readonly ToolCall[];
+  /** A subagent's run: its own system prompt (ENG-9). */
+  subagent: boolean;
+  environment: SessionEnvironment | undefined;
+  instructions: readonly InstructionText[] | undefined;
 }
 
 /** What every step of one loop works with. */
@@ -87,6 +115,8 @@ interface LoopSetup {
   maxTurns: number;
   state: LoopState;
   resumeCalls: readonly ToolCall[] | undefined;
+  /** What shapes each request of the run: its system prompt is fixed for the whole run. */
+  requestSettings: RequestSettings;
 }
 
 /**
@@ -141,6 +171,8 @@ export class Engine {
   async run(prompt: string, options: RunOptions): Promise<RunResult> {
     const budget = this.newBudget(options.session);
     const gate = options.gate ?? this.options.gate;
+    const environment = options.environment ?? this.options.environment;
+    const instructions = options.instructions ?? this.options.instructions;
     const reporter = new SafeReporter(options.reporter ?? {});
     // Subagents' spans go under this run's root span, known once the run has started.
     const runContext: { current?: Context } = {};
@@ -162,6 +194,9 @@ export class Engine {
             registry: tools,
             maxTurns: subagentMaxTurns,
             spanName: spanNames.subagent,
+            subagent: true,
+            environment,
+            instructions,
           }),
         }))
       : tools;
@@ -177,6 +212,9 @@ export class Engine {
       spanName: spanNames.run,
       runContext,
       ...(options.resumeCalls === undefined ? {} : { resumeCalls: options.resumeCalls }),
+      subagent: false,
+      environment,
+      instructions,
     });
   }
 
@@ -205,6 +243,25 @@ export class Engine {
       registry: this.tools,
       maxTurns: subagentMaxTurns,
       spanName: spanNames.subagent,
+      subagent: true,
+      environment: this.options.environment,
+      instructions: this.options.instructions,
+    });
+  }
+
+  /**
+   * The system prompt of a run (REAL-1): built once when the run starts, from the tools it is
+   * offered then, so that every request of the run sends the same text.
+   */
+  private systemPromptOf(execution: Execution): string {
+    const { options } = this;
+    return buildSystemPrompt({
+      base: execution.subagent ? options.subagentSystemPrompt : options.systemPrompt,
+      tools: execution.registry.definitions().map((definition) => definition.name),
+      environment: execution.environment,
+      instructions: execution.instructions,
+      append: options.appendSystemPrompt,
+      subagent: execution.subagent,
     });
   }
 
@@ -244,6 +301,7 @@ export class Engine {
         maxTurns: execution.maxTurns,
         state,
         resumeCalls: execution.resumeCalls,
+        requestSettings: { ...this.options, systemPrompt: this.systemPromptOf(execution) },
       });
       // The run ends once everything it changed is stored (or the failure to store it is its end).
       await session.settle();
@@ -304,7 +362,11 @@ export class Engine {
         prices: this.prices,
         tracer: this.tracer,
         now: this.now,
-        request: buildRequest(session.history(), setup.registry.definitions(), this.options),
+        request: buildRequest(
+          session.history(),
+          setup.registry.definitions(),
+          setup.requestSettings,
+        ),
         turn,
         session,
         reporter,

@@ -5,6 +5,14 @@ export {
   type EngineOptions,
 } from './engine.js';
 export type { RunOptions, RunResult, RunStatus } from './run-types.js';
+export {
+  buildSystemPrompt,
+  environmentBlock,
+  instructionsBlock,
+  type InstructionText,
+  type SessionEnvironment,
+  type SystemPromptParts,
+} from './system-prompt.js';
 export type { SetTimer } from './timers.js';
 export { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
 export { ReporterError } from './safe-reporter.js';
@@ -22,6 +30,8 @@ export {
 export {
   bashArguments,
   builtinTools,
+  defaultBashMaxTimeoutMs,
+  defaultBashTimeoutMs,
   createBashTool,
   createEditFileTool,
   createReadFileTool,

@@ -3,6 +3,7 @@ import {
   ClawError,
   abortReason,
   errorMessage,
+  raceAbort,
   throwIfAborted,
   type ModelRequest,
   type ModelResponse,
@@ -17,7 +18,10 @@ export interface ModelCallOptions {
   request: ModelRequest;
   signal: AbortSignal;
   reporter: SafeReporter;
-  /** Called once, when the first output arrives (a text or tool-call delta, or the reply). */
+  /**
+   * Called once, when the first output arrives (a text, reasoning or tool-call delta, or the
+   * reply).
+   */
   onFirstOutput: () => void;
 }
 
@@ -25,10 +29,10 @@ export interface ModelCallOptions {
  * One model call ("Thinking", ENG-6): streams when the provider can, else generates.
  *
  * The stream is pulled as fast as the provider produces it (a `StreamPump`), while its text
- * deltas go to the reporter in order at the reporter's own pace, so a slow reporter never counts
- * against the call's timeouts (RT-3, PRV-5). The reply is returned once every delta before it
- * was reported. A stream error, too, comes after the deltas that arrived before it, so the
- * reporter has shown everything the model said when the call fails.
+ * and reasoning deltas (REAL-4) go to the reporter in order at the reporter's own pace, so a
+ * slow reporter never counts against the call's timeouts (RT-3, PRV-5). The reply is returned
+ * once every delta before it was reported. A stream error, too, comes after the deltas that
+ * arrived before it, so the reporter has shown everything the model said when the call fails.
  *
  * Leaving by any path (reply, error, reporter failure, abort) ends the stream's iteration: no
  * producer keeps running. A reporter failure stops at once, with no further delta reported
@@ -55,6 +59,11 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
   if (stream === undefined) {
     const response = await provider.generate(request, { signal, onRetry });
     markOutput();
+    // A reply that was not streamed tells its reasoning in one piece, before it is returned.
+    const reasoning = response.message.reasoning;
+    if (reasoning !== undefined && reasoning !== '') {
+      await raceAbort(reporter.thinkingDelta(reasoning), signal);
+    }
     return response;
   }
   const pump = new StreamPump({
@@ -71,6 +80,10 @@ export async function callModel(options: ModelCallOptions): Promise<ModelRespons
         case 'text_delta':
           throwIfAborted(signal);
           await races.race(reporter.textDelta(item.delta));
+          break;
+        case 'reasoning_delta':
+          throwIfAborted(signal);
+          await races.race(reporter.thinkingDelta(item.delta));
           break;
         case 'completed':
           return item.response;

@@ -9,7 +9,10 @@ import {
 
 /** What shapes every request of an engine (part of `EngineOptions`). */
 export interface RequestSettings {
-  /** Sent first in every request; not stored in the session. */
+  /**
+   * The system prompt, sent first in every request and not stored in the session; none when
+   * absent or empty. (The engine builds it from `EngineOptions`: see `buildSystemPrompt`.)
+   */
   systemPrompt?: string;
   /** Model name for requests; default: the provider's own. */
   model?: string;
@@ -43,7 +46,7 @@ export function buildRequest(
   tools: ToolDefinition[],
   settings: RequestSettings,
 ): ModelRequest {
-  const { systemPrompt } = settings;
+  const systemPrompt = settings.systemPrompt === '' ? undefined : settings.systemPrompt;
   let fixedTokens = systemPrompt === undefined ? 0 : estimateTextTokens(systemPrompt);
   for (const tool of tools) fixedTokens += estimateDefinitionTokens(tool);
   const window = selectWindow(history, {

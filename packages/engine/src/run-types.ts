@@ -9,6 +9,7 @@ import type {
 } from '@claw/core';
 import type { Context } from '@opentelemetry/api';
 import type { ToolSource } from './registry.js';
+import type { InstructionText, SessionEnvironment } from './system-prompt.js';
 
 export interface RunOptions {
   session: AgentSession;
@@ -38,6 +39,14 @@ export interface RunOptions {
    * Observation repair gave them ("never started").
    */
   resumeCalls?: readonly ToolCall[];
+  /**
+   * Where this run works, for the system prompt's environment block (REAL-1); default: the
+   * engine's `environment`. Give the same one to every run of a session, so that its requests
+   * keep the same system prompt (providers cache the prefix).
+   */
+  environment?: SessionEnvironment;
+  /** The project instructions of this run (REAL-2); default: the engine's `instructions`. */
+  instructions?: readonly InstructionText[];
 }
 
 export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';

@@ -36,6 +36,10 @@ export class SafeReporter {
     return this.call('onTextDelta', () => this.reporter.onTextDelta?.(delta));
   }
 
+  thinkingDelta(delta: string): Promise<void> {
+    return this.call('onThinkingDelta', () => this.reporter.onThinkingDelta?.(delta));
+  }
+
   textCompleted(text: string): Promise<void> {
     return this.call('onTextCompleted', () => this.reporter.onTextCompleted?.(text));
   }

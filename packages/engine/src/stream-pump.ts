@@ -10,6 +10,7 @@ import {
 /** What the pump hands on, in the order it arrived. */
 export type PumpItem =
   | { type: 'text_delta'; delta: string }
+  | { type: 'reasoning_delta'; delta: string }
   | { type: 'completed'; response: ModelResponse }
   /** The stream failed (not because the pump was closed). */
   | { type: 'failed'; error: unknown }
@@ -29,7 +30,8 @@ export interface StreamPumpOptions {
  * Pulls a provider's stream as fast as the provider produces it into a local queue, apart from
  * whoever takes from the queue. A model call's timers (PRV-5) run while its stream is pulled, so
  * the consumer's pace (a slow reporter) never counts against them (RT-3). The queue holds text
- * deltas of one reply only, which the reply itself keeps anyway, so it is bounded by the reply.
+ * and reasoning deltas of one reply only, which the reply itself keeps anyway, so it is bounded
+ * by the reply.
  *
  * `close` stops pulling and ends the stream's iteration (ENG-6): the provider's signal is aborted
  * and the iterator closed, so no producer is left running.
@@ -105,7 +107,9 @@ export class StreamPump {
         }
         const event = result.value;
         this.options.onEvent(event);
-        if (event.type === 'text_delta') this.push({ type: 'text_delta', delta: event.delta });
+        if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
+          this.push({ type: event.type, delta: event.delta });
+        }
         if (event.type === 'completed') {
           this.push({ type: 'completed', response: event.response });
           return;

@@ -161,7 +161,9 @@ describe('subagents (ENG-9, BUD-3)', () => {
       spawning(1),
       // The child: one tool call, then its answer.
       (request) => {
-        expect(request.messages).toEqual([{ role: 'user', content: 'task 0' }]);
+        // Its own system prompt, then its task alone: it does not see the parent's conversation.
+        expect(request.messages[0]?.content).toMatch(/^You are a helper of claw/);
+        expect(request.messages.slice(1)).toEqual([{ role: 'user', content: 'task 0' }]);
         expect(request.tools?.map((tool) => tool.name)).toEqual(['record']);
         return { toolCalls: [{ name: 'record', arguments: { text: 'from child' } }], usage: usage(30, 5) };
       },

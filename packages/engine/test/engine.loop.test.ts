@@ -78,7 +78,8 @@ describe('Engine.run: the loop (ENG-1, ENG-2)', () => {
 
     // The model saw the tools and, on turn 2, the whole first exchange.
     expect(provider.calls[0]?.request.tools?.map((tool) => tool.name)).toEqual(['record']);
-    expect(provider.calls[1]?.request.messages).toHaveLength(4);
+    // The system prompt, then the prompt, the reply with its two calls, and their two results.
+    expect(provider.calls[1]?.request.messages).toHaveLength(5);
     expect(provider.calls.map((call) => call.mode)).toEqual(['stream', 'stream', 'stream']);
   });
 

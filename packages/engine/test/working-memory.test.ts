@@ -60,7 +60,8 @@ describe('Engine working memory', () => {
   it('a long task keeps its early steps while the context has room (not a small message count)', async () => {
     const history = Array.from({ length: 40 }, (_, index) => exchange(index, 50)).flat();
     const provider = new ScriptedProvider([{ text: 'done' }]);
-    await new Engine({ provider, gate: new AllowAllGate() }).run('next', { session: newSession(history) });
+    // No system prompt: the window alone is measured.
+    await new Engine({ provider, gate: new AllowAllGate(), systemPrompt: '' }).run('next', { session: newSession(history) });
     const sent = provider.calls[0]?.request.messages ?? [];
     expect(sent).toHaveLength(history.length + 1);
     expect(sent[0]).toEqual(history[0]);
@@ -70,7 +71,7 @@ describe('Engine working memory', () => {
     const history = Array.from({ length: 40 }, (_, index) => exchange(index)).flat();
     const session = newSession(history);
     const provider = new ScriptedProvider([{ text: 'done' }]);
-    await new Engine({ provider, gate: new AllowAllGate(), contextWindowTokens: 3_000, reservedOutputTokens: 500 }).run(
+    await new Engine({ provider, gate: new AllowAllGate(), systemPrompt: '', contextWindowTokens: 3_000, reservedOutputTokens: 500 }).run(
       'next',
       { session },
     );

@@ -25,8 +25,13 @@ import type { BuiltinTool } from './builtin-tool.js';
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
-  /** Wall time of one command; then its whole process group is killed. Default 30,000 ms. */
+  /**
+   * Wall time of one command when the model asks for no other (`timeout_ms`); then its whole
+   * process group is killed. Default 120,000 ms (REAL-3).
+   */
   timeoutMs?: number;
+  /** The most `timeout_ms` the model may ask for. Default 600,000 ms (REAL-3). */
+  maxTimeoutMs?: number;
   /** Bytes kept of stdout and of stderr each (head and tail; the middle is cut). Default 64 KiB. */
   maxOutputBytes?: number;
   /**
@@ -52,9 +57,32 @@ export interface BashToolOptions {
   progressEveryMs?: number;
 }
 
-export const bashArguments = z.object({
-  command: z.string().min(1).describe('The command line, run by `bash -c` in the workspace root.'),
-});
+/** Default of `BashToolOptions.timeoutMs`: 2 minutes. */
+export const defaultBashTimeoutMs = 120_000;
+/** Default of `BashToolOptions.maxTimeoutMs`: 10 minutes. */
+export const defaultBashMaxTimeoutMs = 600_000;
+/** The least `timeout_ms` the model may ask for (a model that means seconds is told at once). */
+const minTimeoutMs = 1000;
+
+/** The arguments of `bash`, with the limits of `timeout_ms` stated for the model. */
+function bashSchema(timeoutMs: number, maxTimeoutMs: number) {
+  return z.object({
+    command: z.string().min(1).describe('The command line, run by `bash -c` in the workspace root.'),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(Math.min(minTimeoutMs, timeoutMs))
+      .max(maxTimeoutMs)
+      .optional()
+      .describe(
+        `Time limit in milliseconds (default ${timeoutMs}, at most ${maxTimeoutMs}); then the ` +
+        'command and everything it started are killed. Raise it for long builds and test runs.',
+      ),
+  });
+}
+
+/** The arguments of `bash` with the default limits (TOOL-4). */
+export const bashArguments = bashSchema(defaultBashTimeoutMs, defaultBashMaxTimeoutMs);
 
 export type BashArguments = z.output<typeof bashArguments>;
 
@@ -77,7 +105,16 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
   // A probe that fails is reported by the command that needs it.
   const spawnerOf = askOnce(options.spawner ?? plainCommandSpawner());
   const fences = options.fences ?? true;
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? defaultBashTimeoutMs;
+  const maxTimeoutMs = options.maxTimeoutMs ?? defaultBashMaxTimeoutMs;
+  for (const [name, value] of [['timeoutMs', timeoutMs], ['maxTimeoutMs', maxTimeoutMs]] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new RangeError(`bash: ${name} must be a whole number of milliseconds ≥ 1, got ${value}`);
+    }
+  }
+  if (timeoutMs > maxTimeoutMs) {
+    throw new RangeError(`bash: timeoutMs (${timeoutMs}) must not be above maxTimeoutMs (${maxTimeoutMs})`);
+  }
   const maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
   const killGraceMs = options.killGraceMs ?? 500;
   const progressEveryMs = options.progressEveryMs ?? 5_000;
@@ -87,16 +124,17 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
     description:
       'Run a shell command with `bash -c` in the workspace root (the working directory). Use ' +
       'relative paths; commands that are destructive or leave the workspace are refused. stdin is ' +
-      `closed; the command is killed after ${formatDuration(timeoutMs)}, and background ` +
-      'processes are stopped when it ends. Returns the exit code, stdout and stderr (long output ' +
-      'is cut in the middle).',
+      'closed (nothing interactive works); the command is killed after ' +
+      `${formatDuration(timeoutMs)} unless \`timeout_ms\` asks for longer (at most ` +
+      `${formatDuration(maxTimeoutMs)}), and background processes are stopped when it ends. ` +
+      'Returns the exit code, stdout and stderr (long output is cut in the middle).',
     risk: 'dangerous',
-    schema: bashArguments,
+    schema: bashSchema(timeoutMs, maxTimeoutMs),
     async execute(args, { signal, workDir, onProgress }): Promise<ToolResult> {
       throwIfAborted(signal);
       const spawner = await raceAbort(spawnerOf(), signal);
       const settings: RunSettings = {
-        timeoutMs,
+        timeoutMs: args.timeout_ms ?? timeoutMs,
         maxOutputBytes,
         spawner,
         killGraceMs,
@@ -113,7 +151,7 @@ export function createBashTool(options: BashToolOptions = {}): BuiltinTool<BashA
       if (reason !== undefined) return { content: `refused: ${reason}`, isError: true };
       const outcome = await runCommand(args.command, workDir, signal, settings);
       if (outcome.aborted) throw abortReason(signal);
-      return formatOutcome(outcome, settings.timeoutMs);
+      return formatOutcome(outcome, settings.timeoutMs, maxTimeoutMs);
     },
   }) as BuiltinTool<BashArguments>;
 }
@@ -282,11 +320,15 @@ function spawnError(error: unknown): ClawError {
   );
 }
 
-function formatOutcome(outcome: RunOutcome, timeoutMs: number): ToolResult {
+function formatOutcome(outcome: RunOutcome, timeoutMs: number, maxTimeoutMs: number): ToolResult {
   let status: string;
   let failed: boolean;
   if (outcome.timedOut) {
-    status = `timed out after ${formatDuration(timeoutMs)} and was killed`;
+    status = `timed out after ${formatDuration(timeoutMs)} and was killed` + (
+      timeoutMs < maxTimeoutMs
+        ? ` (give it more time with timeout_ms, up to ${maxTimeoutMs})`
+        : ' (that is the longest a command may run: split the work, or run less of it)'
+    );
     failed = true;
   } else if (outcome.exitCode !== null) {
     status = `exit code: ${outcome.exitCode}`;
@@ -305,7 +347,7 @@ function section(label: string, text: string): string {
   return `--- ${label} ---\n${text.endsWith('\n') ? text.slice(0, -1) : text}`;
 }
 
-/** `30000` → `30s`, `1500` → `1.5s`, `300` → `300ms`. */
+/** `30000` → `30s`, `1500` → `1.5s`, `300` → `300ms`, `600000` → `600s`. */
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${Math.round(ms / 100) / 10}s`;
 }

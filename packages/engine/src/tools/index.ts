@@ -7,6 +7,8 @@ import { createWriteFileTool } from './write-file.js';
 export {
   bashArguments,
   createBashTool,
+  defaultBashMaxTimeoutMs,
+  defaultBashTimeoutMs,
   type BashArguments,
   type BashToolOptions,
 } from './bash.js';

@@ -31,7 +31,33 @@ describe('bash', () => {
     expect(tool.risk).toBe('dangerous');
     expect(tool.definition.name).toBe('bash');
     expect(tool.definition.parameters.required).toEqual(['command']);
-    expect(tool.definition.description).toContain('30s');
+    // Real builds and test runs take minutes (REAL-3): 2 minutes unless the call asks for more.
+    expect(tool.definition.description).toContain('120s');
+    expect(tool.definition.description).toContain('timeout_ms');
+    expect(tool.definition.parameters.properties).toMatchObject({
+      timeout_ms: { type: 'integer', minimum: 1000, maximum: 600_000 },
+    });
+    expect(JSON.stringify(tool.definition.parameters)).toContain('default 120000, at most 600000');
+  });
+
+  it('takes the time limit the call asks for, within the most allowed (REAL-3)', async () => {
+    const tool = createBashTool({ timeoutMs: 300, maxTimeoutMs: 5000 });
+    // Longer than the default limit, shorter than the one asked for: it completes.
+    const result = await tool.execute({ command: 'sleep 1; echo done', timeout_ms: 3000 }, ws.context());
+    expect(result).toEqual({ content: 'exit code: 0\n--- stdout ---\ndone\n--- stderr (empty) ---' });
+    // Beyond the most, or below a second (seconds meant as milliseconds), is refused before it runs.
+    expect(tool.parseArguments?.({ command: 'true', timeout_ms: 5001 }).success).toBe(false);
+    expect(tool.parseArguments?.({ command: 'true', timeout_ms: 5000 }).success).toBe(true);
+    expect(createBashTool().parseArguments?.({ command: 'true', timeout_ms: 120 }).success).toBe(false);
+    // With the defaults, a long test run may ask for 200 s (and no more than 10 minutes).
+    expect(createBashTool().parseArguments?.({ command: 'npm test', timeout_ms: 200_000 }).success).toBe(true);
+    expect(createBashTool().parseArguments?.({ command: 'npm test', timeout_ms: 600_001 }).success).toBe(false);
+    // A limit it asked for is the one that kills it, and it is told how to go on.
+    const timedOut = await tool.execute({ command: 'sleep 30', timeout_ms: 1000 }, ws.context());
+    expect(timedOut.content).toMatch(/^timed out after 1s and was killed \(give it more time with timeout_ms, up to 5000\)/);
+    const atMost = await createBashTool({ timeoutMs: 300, maxTimeoutMs: 300 })
+      .execute({ command: 'sleep 30' }, ws.context());
+    expect(atMost.content).toMatch(/^timed out after 300ms and was killed \(that is the longest a command may run/);
   });
 
   it('a command still running reports how long it has run and its last line of output', async () => {
@@ -128,7 +154,7 @@ describe('bash', () => {
     const result = await tool.execute({ command: 'sleep 30 & echo $!; sleep 30' }, ws.context());
     expect(Date.now() - startedAt).toBeLessThan(3000);
     expect(result.isError).toBe(true);
-    const match = /^timed out after 300ms and was killed\n--- stdout ---\n(\d+)\n--- stderr \(empty\) ---$/
+    const match = /^timed out after 300ms and was killed \([^)]*\)\n--- stdout ---\n(\d+)\n--- stderr \(empty\) ---$/
       .exec(result.content);
     expect(match).not.toBeNull();
     const grandchild = Number(match?.[1]);
