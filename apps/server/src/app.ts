@@ -69,6 +69,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       env: io.env,
       // The connected clients answer the questions.
       defaultApproval: 'ask',
+      cwd: io.cwd,
     });
     const token = given ?? randomBytes(32).toString('base64url');
     tracing = createFileTracing({ workDir: first, serviceName: 'claw-server' });

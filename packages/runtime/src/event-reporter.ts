@@ -6,6 +6,7 @@ function wireUsage(usage: UsageReport['call']): WireUsage {
     prompt_tokens: usage.promptTokens,
     completion_tokens: usage.completionTokens,
     total_tokens: usage.totalTokens,
+    ...(usage.cachedPromptTokens === undefined ? {} : { cached_tokens: usage.cachedPromptTokens }),
   };
 }
 
@@ -64,6 +65,10 @@ export function createTaskReporter(
     onTextDelta: (delta) => {
       log.append({ type: 'text_delta', task_id: taskId, content: delta });
       return user?.onTextDelta?.(delta);
+    },
+    onThinkingDelta: (delta) => {
+      log.append({ type: 'thinking_delta', task_id: taskId, content: delta });
+      return user?.onThinkingDelta?.(delta);
     },
     onTextCompleted: (text) => {
       log.append({ type: 'text_completed', task_id: taskId, content: text });

@@ -18,12 +18,14 @@ import type { SessionListOptions } from '@claw/session-store';
 import type { Tracer } from '@opentelemetry/api';
 import type { McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
+import { collectEnvironment, findGitRepository } from './environment.js';
+import { loadInstructions } from './instructions.js';
 import { FirstReplyProvider } from './first-reply.js';
 import type { EventRetention, SubscriberBound } from './event-log.js';
 import { WorkspaceA2a, type A2aOptions } from './a2a.js';
 import { WorkspaceMcp, type McpOptions } from './mcp.js';
 import { Runtime } from './runtime.js';
-import { SessionHost } from './session-host.js';
+import { SessionHost, type SessionContext } from './session-host.js';
 import { commandEnvironment, type Settings } from './settings.js';
 import { WorkspaceSessions, WorkspaceShared, type SessionSource } from './workspaces.js';
 
@@ -89,6 +91,21 @@ export interface RuntimeFactoryOptions {
    * the same approval gate (risk dangerous).
    */
   a2a?: A2aOptions;
+  /**
+   * Replaces claw's own part of the system prompt (REAL-1): who it is, how to work, its tools.
+   * The environment block, the project instructions and `appendSystemPrompt` still follow it.
+   * Default: the settings' (`--system-prompt-file`), else claw's own.
+   */
+  systemPrompt?: string;
+  /** Added at the end of the system prompt (REAL-1). Default: the settings'. */
+  appendSystemPrompt?: string;
+  /**
+   * Give the model the project instructions (`AGENTS.md` of the user and from the repository
+   * root down to the workspace, REAL-2). Default true.
+   */
+  instructions?: boolean;
+  /** The clock of the environment block's date (REAL-1). Default: the system clock. */
+  now?: () => Date;
 }
 
 export interface CreateRuntimeOptions {
@@ -207,6 +224,10 @@ export class RuntimeFactory {
         ],
         model: settings.model,
         maxTurns: settings.maxTurns,
+        ...definedOnly({
+          systemPrompt: this.options.systemPrompt ?? settings.systemPrompt,
+          appendSystemPrompt: this.options.appendSystemPrompt ?? settings.appendSystemPrompt,
+        }),
         subagents: this.options.subagents ?? true,
         contextWindowTokens: settings.contextWindowTokens,
         prices: settings.prices,
@@ -363,6 +384,43 @@ export class RuntimeFactory {
   }
 
   /**
+   * What the model is told about a session's workspace (REAL-1, REAL-2): where it is, the
+   * platform, the date, git, how bash runs (the isolation probe's finding, when bash is offered)
+   * and the project instructions.
+   */
+  private async sessionContext(workDir: string): Promise<SessionContext> {
+    const offersBash = this.options.builtinTools === undefined || this.options.builtinTools.includes('bash');
+    const [git, spawner] = await Promise.all([
+      findGitRepository(workDir),
+      offersBash ? this.isolation() : Promise.resolve(undefined),
+    ]);
+    const [environment, instructions] = await Promise.all([
+      collectEnvironment({
+        workDir,
+        git,
+        ...(spawner === undefined
+          ? {}
+          : {
+              bash: {
+                isolated: spawner.mode === 'bubblewrap',
+                network: spawner.mode !== 'bubblewrap' || this.settings.sandbox.allowNetwork,
+              },
+            }),
+        approval: this.settings.approval,
+        now: this.options.now?.() ?? new Date(),
+      }),
+      this.options.instructions === false
+        ? { files: [], warnings: [] }
+        : loadInstructions({
+            workDir,
+            repositoryRoot: git?.root,
+            userConfigDir: this.settings.userConfigDir,
+          }),
+    ]);
+    return { environment, instructions };
+  }
+
+  /**
    * The approval policy of a workspace. It depends on how bash runs, known once the isolation
    * probe is done: the default policy waits for it only on a bash call (file tools are judged at
    * once, never behind the probe); an injected policy is made once the probe is done, which the
@@ -389,6 +447,9 @@ export class RuntimeFactory {
     const runTools: ToolSource | undefined = a2a === undefined
       ? mcp
       : mcp === undefined ? a2a : joinToolSources(mcp, a2a);
+    // What the model is told about the session's workspace is read while the session opens.
+    const context = this.sessionContext(workDir);
+    context.catch(() => undefined);
     const workspace = await this.workspaces.acquire(workDir);
     let lease;
     try {
@@ -397,11 +458,21 @@ export class RuntimeFactory {
       workspace.release();
       throw error;
     }
-    const engine = await this.engine();
+    let engine: Engine;
+    let sessionContext: SessionContext;
+    try {
+      [engine, sessionContext] = await Promise.all([this.engine(), context]);
+    } catch (error) {
+      await lease.release().catch(() => undefined);
+      workspace.release();
+      throw error;
+    }
     const policy = this.policyFor(workDir);
+    const { environment, instructions } = sessionContext;
     const host: SessionHost = new SessionHost({
       lease,
       workDir,
+      context: sessionContext,
       ...(this.options.eventRetention === undefined
         ? {}
         : { retention: this.options.eventRetention }),
@@ -427,6 +498,12 @@ export class RuntimeFactory {
           }),
           ...(runTools === undefined ? {} : { tools: runTools }),
           ...(resumeCalls === undefined ? {} : { resumeCalls }),
+          // The approval mode is the task's (a remote agent's tasks are denied what a console's
+          // are asked): the same in every task of a session that keeps one mode.
+          ...(environment === undefined
+            ? {}
+            : { environment: { ...environment, approval: mode ?? this.settings.approval } }),
+          instructions: instructions.files,
         });
       },
       onReleased: () => {
@@ -459,8 +536,18 @@ function createOpenAIProvider(settings: Settings): Provider {
       attempts: settings.retries + 1,
       callTimeoutMs: settings.callTimeoutMs,
       firstTokenTimeoutMs: settings.firstTokenTimeoutMs,
+      streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
     },
   );
+}
+
+/** `values` without its undefined entries (for options that must be absent, not undefined). */
+function definedOnly<T extends Record<string, unknown>>(values: T): Partial<T> {
+  const result: Partial<T> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== undefined) result[key as keyof T] = value as T[keyof T];
+  }
+  return result;
 }
 
 /**

@@ -7,7 +7,7 @@ import { defaultSettings, type SettingOverrides, type Settings } from './setting
 // things about bad values. Errors are `ClawUserError`s with code `usage` (exit status 2).
 
 type NumericSetting = {
-  [K in keyof Settings]: Settings[K] extends number ? K : never;
+  [K in keyof Settings]-?: Settings[K] extends number ? K : never;
 }[keyof Settings];
 
 /** The number flags, the setting each sets, and the smallest value it takes. */
@@ -23,6 +23,7 @@ export const numericSettingFlags: ReadonlyArray<{
   { flag: 'tool-time-budget-ms', key: 'toolTimeBudgetMs', min: 0 },
   { flag: 'call-timeout-ms', key: 'callTimeoutMs', min: 0 },
   { flag: 'first-token-timeout-ms', key: 'firstTokenTimeoutMs', min: 0 },
+  { flag: 'stream-idle-timeout-ms', key: 'streamIdleTimeoutMs', min: 0 },
   { flag: 'retries', key: 'retries', min: 0 },
 ];
 
@@ -30,6 +31,8 @@ export const numericSettingFlags: ReadonlyArray<{
 export const settingFlagOptions = {
   approval: { type: 'string' },
   model: { type: 'string' },
+  'system-prompt-file': { type: 'string' },
+  'append-system-prompt': { type: 'string' },
   ...Object.fromEntries(
     numericSettingFlags.map((option) => [option.flag, { type: 'string' as const }]),
   ),
@@ -55,6 +58,20 @@ export function readSettingFlags(values: FlagValues): SettingOverrides {
   if (model !== undefined) {
     if (model.trim() === '') throw usage('--model needs a model name, e.g. gpt-4.1-mini');
     overrides.model = model;
+  }
+  const systemPromptFile = stringFlag(values, 'system-prompt-file');
+  if (systemPromptFile !== undefined) {
+    if (systemPromptFile.trim() === '') {
+      throw usage('--system-prompt-file needs a file whose text replaces claw\'s system prompt, e.g. --system-prompt-file prompt.md');
+    }
+    overrides.systemPromptFile = systemPromptFile;
+  }
+  const append = stringFlag(values, 'append-system-prompt');
+  if (append !== undefined) {
+    if (append.trim() === '') {
+      throw usage('--append-system-prompt needs the text to add, e.g. --append-system-prompt "Answer in French."');
+    }
+    overrides.appendSystemPrompt = append;
   }
   for (const option of numericSettingFlags) {
     const text = stringFlag(values, option.flag);
@@ -125,6 +142,11 @@ export function flagParseError(error: unknown, seeHelp: string): ClawUserError {
   return usage(`${message}; ${seeHelp}`);
 }
 
+/** `0` said as `unlimited` (or `none`), other limits as they are. */
+function describeLimit(value: number, zero = 'unlimited'): string {
+  return value <= 0 ? zero : String(value);
+}
+
 /**
  * The `--help` lines of `--model` and the number flags, with their defaults, two-space indented
  * and aligned at column 35 like the rest of the apps' help (one string, ending in a newline).
@@ -134,15 +156,20 @@ export function settingFlagsHelp(): string {
   return `  --model <name>                  overrides OPENAI_MODEL (default: ${d.model})
   --max-turns <n>                 model calls per task (default: ${d.maxTurns})
   --max-session-tokens <n>        tokens over the session's life, 0 = unlimited
-                                  (default: ${d.maxSessionTokens})
-  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${d.maxRunTokens})
+                                  (default: ${describeLimit(d.maxSessionTokens)})
+  --max-run-tokens <n>            tokens per task, 0 = unlimited (default: ${describeLimit(d.maxRunTokens)})
   --max-subagents <n>             spawn_subagent calls per task (default: ${d.maxSubagents})
   --tool-time-budget-ms <n>       wall time of tools per task, 0 = unlimited
-                                  (default: ${d.toolTimeBudgetMs})
-  --call-timeout-ms <n>           limit of one model call attempt, 0 = none
-                                  (default: ${d.callTimeoutMs})
-  --first-token-timeout-ms <n>    limit until a streamed reply starts, 0 = none
-                                  (default: ${d.firstTokenTimeoutMs})
+                                  (default: ${describeLimit(d.toolTimeBudgetMs)})
+  --call-timeout-ms <n>           limit of one model call attempt as a whole, 0 = none
+                                  (default: ${describeLimit(d.callTimeoutMs, 'none')})
+  --first-token-timeout-ms <n>    limit until a streamed reply sends anything (reasoning
+                                  included), 0 = none (default: ${d.firstTokenTimeoutMs})
+  --stream-idle-timeout-ms <n>    limit of a silence once a reply streams, 0 = none
+                                  (default: ${d.streamIdleTimeoutMs})
   --retries <n>                   retries of a failed model call (default: ${d.retries})
+  --system-prompt-file <file>     its text replaces claw's own system prompt (the environment
+                                  and the AGENTS.md instructions still follow it)
+  --append-system-prompt <text>   text added at the end of the system prompt
 `;
 }

@@ -23,6 +23,7 @@ export {
 } from './event-log.js';
 export {
   SessionHost,
+  type SessionContext,
   type SessionHostOptions,
   type SessionView,
   type StartOptions,
@@ -55,6 +56,23 @@ export {
   type FlagValues,
 } from './flags.js';
 export { resolveWorkDir } from './workdir.js';
+export {
+  collectEnvironment,
+  describePlatform,
+  findGitRepository,
+  localDate,
+  type CollectEnvironmentOptions,
+  type GitRepository,
+} from './environment.js';
+export {
+  formatBytes,
+  instructionsFileName,
+  loadInstructions,
+  maxInstructionBytes,
+  type InstructionFile,
+  type LoadInstructionsOptions,
+  type ProjectInstructions,
+} from './instructions.js';
 export { inspectMcpServers, type McpListing, type McpOptions } from './mcp.js';
 export { type A2aOptions } from './a2a.js';
 export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

@@ -10,6 +10,7 @@ import type { RunResult } from '@claw/engine';
 import type { PersistentSession } from '@claw/session-store';
 import { RuntimeClosedError } from './errors.js';
 import type { CursorExpiredError, SubscriberBound } from './event-log.js';
+import type { ProjectInstructions } from './instructions.js';
 import type { SessionHost, SessionView } from './session-host.js';
 import type { Task } from './task.js';
 
@@ -65,6 +66,14 @@ export class Runtime {
   /** What the session is doing. */
   get state(): SessionRunState {
     return this.host.state;
+  }
+
+  /**
+   * The project instructions the model is given in this session (REAL-2), and the warnings of
+   * reading them (files skipped or cut).
+   */
+  get instructions(): ProjectInstructions {
+    return this.host.context.instructions;
   }
 
   /**

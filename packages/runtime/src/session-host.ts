@@ -16,7 +16,9 @@ import {
   type RepairedCall,
   type SessionLease,
 } from '@claw/session-store';
+import type { SessionEnvironment } from '@claw/engine';
 import { SessionBusyError } from './errors.js';
+import type { ProjectInstructions } from './instructions.js';
 import { SessionEventLog, type EventRetention, type SubscriberBound } from './event-log.js';
 import { createTaskReporter } from './event-reporter.js';
 import { SessionApprovals } from './session-approvals.js';
@@ -56,6 +58,21 @@ export interface SessionView {
   pendingApprovals: Array<SessionEventOf<'approval_request'>>;
   /** The running task, if any. */
   task?: { id: string; prompt: string };
+  /**
+   * The project instruction files the model is given (REAL-2), in order; absent when this process
+   * does not know them (a session another instance runs).
+   */
+  instructions?: ReadonlyArray<{ path: string; bytes: number; truncated?: boolean }>;
+}
+
+/**
+ * What the model is told about where a session works (REAL-1, REAL-2), collected once when the
+ * session's host is made and the same for every request of its tasks.
+ */
+export interface SessionContext {
+  /** The environment block's facts; absent: none is sent. */
+  environment?: SessionEnvironment;
+  instructions: ProjectInstructions;
 }
 
 export interface SessionHostOptions {
@@ -71,6 +88,8 @@ export interface SessionHostOptions {
    * asked again (SCALE-3). Default false: it is ended as interrupted.
    */
   resumeInterrupted?: boolean;
+  /** What the model is told about where the session works. Default: nothing. */
+  context?: SessionContext;
 }
 
 /**
@@ -86,6 +105,8 @@ export class SessionHost {
   readonly session: PersistentSession;
   readonly events: SessionEventLog;
   readonly approvals: SessionApprovals;
+  /** What the model is told about where the session works (REAL-1, REAL-2). */
+  readonly context: SessionContext;
   private readonly lease: SessionLease;
   private readonly runTask: TaskRunner;
   private readonly onReleased: () => void;
@@ -103,6 +124,7 @@ export class SessionHost {
     this.workDir = options.workDir;
     this.runTask = options.runTask;
     this.onReleased = options.onReleased;
+    this.context = options.context ?? { instructions: { files: [], warnings: [] } };
     this.events = new SessionEventLog({
       session: this.session,
       ...(options.retention === undefined ? {} : { retention: options.retention }),
@@ -279,6 +301,11 @@ export class SessionHost {
       history: [...this.session.history()],
       pendingApprovals: this.approvals.pending(),
       ...(active === undefined ? {} : { task: { id: active.task.id, prompt: active.prompt } }),
+      instructions: this.context.instructions.files.map((file) => ({
+        path: file.path,
+        bytes: file.bytes,
+        ...(file.truncated === true ? { truncated: true } : {}),
+      })),
     };
   }
 

@@ -26,8 +26,26 @@ export interface Settings {
   maxSessionCostUsd: number;
   maxRunCostUsd: number;
   toolTimeBudgetMs: number;
+  /** Limit of one model call attempt as a whole; 0 = none (REAL-3). */
   callTimeoutMs: number;
+  /** Limit until a streamed reply sends anything (reasoning included); 0 = none. */
   firstTokenTimeoutMs: number;
+  /** Limit of a silence in a streamed reply once it started; 0 = none (REAL-3). */
+  streamIdleTimeoutMs: number;
+  /**
+   * Replaces claw's own part of the system prompt (REAL-1): the text of `systemPromptFile`.
+   * Absent: claw's own.
+   */
+  systemPrompt?: string | undefined;
+  /** Where `systemPrompt` was read from (an absolute path), for messages. */
+  systemPromptFile?: string | undefined;
+  /** Added at the end of the system prompt (REAL-1). */
+  appendSystemPrompt?: string | undefined;
+  /**
+   * The user's own claw folder (`$XDG_CONFIG_HOME/claw`, else `~/.config/claw`), whose
+   * `AGENTS.md` the model is given first (REAL-2); undefined when there is no home folder.
+   */
+  userConfigDir?: string | undefined;
   /** Retries after the first attempt of a model call. */
   retries: number;
   contextWindowTokens: number;
@@ -40,17 +58,24 @@ export interface Settings {
  * The defaults of the factory (RT-2, CLI-6). Where a package has its own default, it is taken
  * from there, so the two never drift apart.
  */
-export const defaultSettings: Readonly<Omit<Settings, 'apiKey' | 'baseUrl' | 'approval'>> = {
+export const defaultSettings: Readonly<Omit<
+  Settings,
+  'apiKey' | 'baseUrl' | 'approval' | 'systemPrompt' | 'systemPromptFile' | 'appendSystemPrompt'
+  | 'userConfigDir'
+>> = {
   model: 'gpt-4.1-mini',
   maxTurns: defaultMaxTurns,
-  maxSessionTokens: 200_000,
+  // Budgets for real tasks (REAL-3): none unless set. A session's tokens grow with every turn's
+  // whole context, so a fixed limit stopped ordinary tasks after a few turns.
+  maxSessionTokens: 0,
   maxRunTokens: 0,
   maxSubagents: 3,
   maxSessionCostUsd: 0,
   maxRunCostUsd: 0,
-  toolTimeBudgetMs: 120_000,
+  toolTimeBudgetMs: 0,
   callTimeoutMs: retryingProviderDefaults.callTimeoutMs,
   firstTokenTimeoutMs: retryingProviderDefaults.firstTokenTimeoutMs,
+  streamIdleTimeoutMs: retryingProviderDefaults.streamIdleTimeoutMs,
   // Attempts are the first call plus the retries.
   retries: retryingProviderDefaults.attempts - 1,
   contextWindowTokens: defaultContextWindowTokens,
@@ -59,9 +84,12 @@ export const defaultSettings: Readonly<Omit<Settings, 'apiKey' | 'baseUrl' | 'ap
 };
 
 /** Settings given on the command line (or by a program); each wins over everything else. */
-export type SettingOverrides = Partial<Omit<Settings, 'sandbox'>> & {
+export type SettingOverrides = Partial<Omit<Settings, 'sandbox' | 'systemPrompt' | 'userConfigDir'>> & {
   sandbox?: Partial<Settings['sandbox']>;
 };
+
+/** The largest system prompt file claw reads, in bytes. */
+const maxSystemPromptBytes = 256 * 1024;
 
 export interface ResolveSettingsOptions {
   workDir: string;
@@ -70,6 +98,8 @@ export interface ResolveSettingsOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Used when neither a flag nor the config file sets it: `ask` on a TTY, else `deny`. */
   defaultApproval?: ApprovalMode;
+  /** The folder paths given as overrides (flags) are relative to. Default: the workspace. */
+  cwd?: string;
 }
 
 /** Where `.claw/config.json` of a workspace is. */
@@ -131,12 +161,69 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
     toolTimeBudgetMs: pick('toolTimeBudgetMs'),
     callTimeoutMs: pick('callTimeoutMs'),
     firstTokenTimeoutMs: pick('firstTokenTimeoutMs'),
+    streamIdleTimeoutMs: pick('streamIdleTimeoutMs'),
+    ...(await systemPromptSettings(options, file)),
+    appendSystemPrompt: overrides.appendSystemPrompt ?? file.appendSystemPrompt,
+    userConfigDir: userConfigDir(env),
     retries: pick('retries'),
     contextWindowTokens: pick('contextWindowTokens'),
     approval: overrides.approval ?? file.approval ?? options.defaultApproval ?? 'deny',
     prices: { ...file.prices, ...overrides.prices },
     sandbox: { ...defaultSettings.sandbox, ...file.sandbox, ...overrides.sandbox },
   };
+}
+
+/**
+ * The system prompt that replaces claw's own (REAL-1): the file `--system-prompt-file` names
+ * (relative to `options.cwd`), else the one `systemPromptFile` of the config file names (relative
+ * to the workspace).
+ *
+ * @throws ClawUserError `config_invalid` when the file cannot be read, is empty, too large or not
+ *   UTF-8 text.
+ */
+async function systemPromptSettings(
+  options: ResolveSettingsOptions,
+  file: ClawConfig,
+): Promise<Pick<Settings, 'systemPrompt' | 'systemPromptFile'>> {
+  const { workDir } = options;
+  const flag = options.overrides?.systemPromptFile;
+  const given = flag ?? file.systemPromptFile;
+  if (given === undefined) return { systemPrompt: undefined, systemPromptFile: undefined };
+  const where = flag === undefined ? `systemPromptFile in ${configPath(workDir)}` : '--system-prompt-file';
+  const resolved = path.resolve(flag === undefined ? workDir : options.cwd ?? workDir, given);
+  const fail = (problem: string, cause?: unknown): never => {
+    throw new ClawUserError(
+      `the system prompt file ${resolved} (${where}) ${problem}; fix it, or leave the setting out ` +
+      "to use claw's own",
+      { code: 'config_invalid', cause },
+    );
+  };
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(resolved);
+  } catch (error) {
+    return fail(`cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`, error);
+  }
+  if (bytes.length > maxSystemPromptBytes) {
+    return fail(`is ${bytes.length} bytes, more than the ${maxSystemPromptBytes} allowed`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (error) {
+    return fail('is not UTF-8 text', error);
+  }
+  if (text.trim() === '') return fail('is empty');
+  return { systemPrompt: text, systemPromptFile: resolved };
+}
+
+/** `$XDG_CONFIG_HOME/claw`, else `$HOME/.config/claw`; undefined without either. */
+function userConfigDir(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const xdg = env.XDG_CONFIG_HOME;
+  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(xdg, 'claw');
+  const home = env.HOME;
+  if (home === undefined || home === '') return undefined;
+  return path.join(home, '.config', 'claw');
 }
 
 /** The environment variables bash commands may see; no other (no secret) ever reaches them. */

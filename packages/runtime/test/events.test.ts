@@ -20,7 +20,7 @@ describe('sequenced run events (RT-3)', () => {
     const { factory } = scriptedFactory([
       { toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'missing.txt' } }] },
       { textChunks: ['Hel', 'lo'], usage: { promptTokens: 5, completionTokens: 2 } },
-    ]);
+    ], { settings: settings({ maxSessionTokens: 200_000 }) });
     const runtime = await factory.createRuntime({ workDir, sessionId: 's1' });
     const events = runtime.events({ after: 0 });
     const task = runtime.start('say hello');

@@ -1,4 +1,4 @@
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawError } from '@claw/core';
 import { PendingApprovals, staticHandler } from '@claw/approval';
@@ -101,52 +101,34 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     );
   });
 
-  it('file tools are judged while the isolation probe still runs; only bash waits for it', async () => {
+  it('opens a session once the isolation probe is done: the first request says how bash runs (REAL-1)', async () => {
     let probed!: (spawner: CommandSpawner) => void;
     const probe = new Promise<CommandSpawner>((resolve) => {
       probed = resolve;
     });
-    await writeFile(join(workDir, 'a.txt'), 'hello file');
-    const provider = new ScriptedProvider([
-      { toolCalls: [{ id: 'r', name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }] },
-      { toolCalls: [{ id: 'b', name: 'bash', arguments: JSON.stringify({ command: 'echo from bash' }) }] },
-      { text: 'done' },
-    ]);
+    const provider = new ScriptedProvider([{ text: 'done' }]);
     factory = new RuntimeFactory({ settings: settings(), provider, spawner: probe });
-    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
-    const task = runtime.start('go');
-    // The read ran and the model was asked again, the probe still unfinished.
-    await vi.waitFor(() => expect(provider.calls).toHaveLength(2));
-    expect(runtime.session.history()[2]).toMatchObject({ role: 'tool', toolCallId: 'r', content: 'hello file' });
-    // The bash call waits for the probe: no third model call until it is done.
+    let opened = false;
+    const opening = factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') }).then((made) => {
+      opened = true;
+      return made;
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(provider.calls).toHaveLength(2);
+    expect(opened).toBe(false);
     probed(plainCommandSpawner());
-    expect((await task.wait()).status).toBe('completed');
-    expect(runtime.session.history()[4]).toMatchObject({ role: 'tool', toolCallId: 'b' });
-    expect(runtime.session.history()[4]?.content).toContain('from bash');
+    const runtime = await opening;
+    expect((await runtime.start('go').wait()).status).toBe('completed');
+    expect(provider.calls[0]?.request.messages[0]?.content).toContain('Bash: not isolated');
   });
 
-  it('starts the isolation probe for the first bash command only; firstModelReply tells when the model first answered', async () => {
-    await writeFile(join(workDir, 'a.txt'), 'hello file');
+  it('starts the isolation probe when a session opens, not before; firstModelReply tells when the model first answered', async () => {
     let answer!: () => void;
     const held = new Promise<void>((resolve) => {
       answer = resolve;
     });
-    let probesBySecondCall: number | undefined;
-    // The first answer waits for `answer()`; the second notes how often the probe was asked.
-    const sleep = (ms: number): Promise<void> => {
-      if (ms === 1) return held;
-      probesBySecondCall = isolation.mock.calls.length;
-      return Promise.resolve();
-    };
     const provider = new ScriptedProvider(
-      [
-        { toolCalls: [{ id: 'r', name: 'read_file', arguments: JSON.stringify({ path: 'a.txt' }) }], delayMs: 1 },
-        { toolCalls: [{ id: 'b', name: 'bash', arguments: JSON.stringify({ command: 'echo from bash' }) }], delayMs: 2 },
-        { text: 'done' },
-      ],
-      { sleep },
+      [{ text: 'done', delayMs: 1 }],
+      { sleep: () => held },
     );
     factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
     const isolation = vi.spyOn(factory, 'isolation');
@@ -154,18 +136,16 @@ describe('RuntimeFactory, Runtime, Task, RuntimeManager (RT-1, RT-2)', () => {
     void factory.firstModelReply().then(() => {
       replied = true;
     });
+    await factory.engine();
+    expect(isolation).not.toHaveBeenCalled();
     const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
+    expect(isolation).toHaveBeenCalledTimes(1);
     const task = runtime.start('go');
     await vi.waitFor(() => expect(provider.calls).toHaveLength(1));
     expect(replied).toBe(false);
     answer();
     expect((await task.wait()).status).toBe('completed');
     expect(replied).toBe(true);
-    // The read ran, and the model was asked again, without the probe; the bash command asked it.
-    expect(runtime.session.history()[2]).toMatchObject({ toolCallId: 'r', content: 'hello file' });
-    expect(probesBySecondCall).toBe(0);
-    expect(isolation).toHaveBeenCalled();
-    expect(runtime.session.history()[4]?.content).toContain('from bash');
   });
 
   it('cancel and destroy stop the running task; unknown ids are typed errors', async () => {
@@ -275,6 +255,8 @@ describe('sessions through the factory (SES-6, ENG-10)', () => {
     const resumed = await second.createRuntime({ workDir, sessionId: 'work', approvalHandler: staticHandler('deny') });
     await resumed.start('second task').wait();
     await second.close();
-    expect(provider.calls[0]?.request.messages.map((message) => message.content)).toEqual(['first task', 'one', 'second task']);
+    const [system, ...conversation] = provider.calls[0]?.request.messages ?? [];
+    expect(system?.role).toBe('system');
+    expect(conversation.map((message) => message.content)).toEqual(['first task', 'one', 'second task']);
   });
 });

@@ -9,7 +9,7 @@ import {
   type Policy,
 } from '@claw/approval';
 import { MemorySessionManager, SessionLockedError, type UnreadableSession } from '@claw/session-store';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   RuntimeClosedError,
   SessionBusyError,
@@ -265,30 +265,38 @@ describe('one grant store per real workspace folder, while it is used (APR-3)', 
   });
 });
 
-describe('the isolation probe is off the start-up path (PERF-2)', () => {
-  it('sends the first model request before the probe is done; the first tool call waits for it', async () => {
-    const workDir = await tempWorkspace();
+describe('the isolation probe and the start-up path (PERF-2, REAL-1)', () => {
+  it('probes while the session opens (in parallel with it), once for every session of the factory', async () => {
+    const first = await tempWorkspace();
+    const second = await tempWorkspace();
     const { plainCommandSpawner } = await import('@claw/sandbox');
+    let asked = 0;
     let finishProbe!: () => void;
     const probing = new Promise<ReturnType<typeof plainCommandSpawner>>((resolve) => {
       finishProbe = () => resolve(plainCommandSpawner());
     });
     const { factory, provider } = scriptedFactory(
-      [{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'echo ran' } }] }, { text: 'done' }],
+      [{ toolCalls: [{ id: 'b1', name: 'bash', arguments: { command: 'echo ran' } }] }, { text: 'done' }, { text: 'b' }],
       { spawner: probing },
     );
-    const runtime = await factory.createRuntime({ workDir, approvalHandler: staticHandler('allow_once') });
-    const events = runtime.events();
-    const task = runtime.start('run it');
-    await until(events, (event) => event.type === 'tool_call');
-    // The model was asked, and answered, while the probe still ran; the tool waits.
-    expect(provider.calls).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(runtime.session.history().some((message) => message.role === 'tool')).toBe(false);
+    const isolation = factory.isolation.bind(factory);
+    factory.isolation = () => {
+      asked += 1;
+      return isolation();
+    };
+    const opening = factory.createRuntime({ workDir: first, approvalHandler: staticHandler('allow_once') });
+    // The session is being opened (its lock taken) while the probe runs.
+    await vi.waitFor(async () => expect(await readdir(join(first, '.claw/sessions'))).toContain('default.lock'));
+    expect(asked).toBe(1);
     finishProbe();
-    const result = await task.wait();
+    const runtime = await opening;
+    const result = await runtime.start('run it').wait();
     expect(result.status).toBe('completed');
     expect(runtime.session.history().find((message) => message.role === 'tool')?.content).toContain('ran');
+    expect(provider.calls[0]?.request.messages[0]?.content).toContain('Bash: not isolated');
+    const other = await factory.createRuntime({ workDir: second });
+    await other.start('again').wait();
+    expect(provider.calls[2]?.request.messages[0]?.content).toContain('Bash: not isolated');
   });
 });
 

@@ -27,8 +27,71 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
       baseUrl: undefined,
       approval: 'deny',
     });
-    expect(settings.maxSessionTokens).toBe(200_000);
-    expect(settings.toolTimeBudgetMs).toBe(120_000);
+    // Defaults for real tasks (REAL-3): no session token or tool time budget, 200 turns, an
+    // idle limit on streams instead of a whole-call one, 2 minutes for the first token.
+    expect(settings).toMatchObject({
+      maxTurns: 200,
+      maxSessionTokens: 0,
+      toolTimeBudgetMs: 0,
+      callTimeoutMs: 0,
+      firstTokenTimeoutMs: 120_000,
+      streamIdleTimeoutMs: 120_000,
+    });
+    expect(settings.systemPrompt).toBeUndefined();
+    expect(settings.appendSystemPrompt).toBeUndefined();
+  });
+
+  it('reads the system prompt file: the flag\'s relative to cwd, the config file\'s to the workspace (REAL-1)', async () => {
+    await writeFile(join(workDir, 'mine.md'), 'You are my agent.\n');
+    await config({ systemPromptFile: 'mine.md', appendSystemPrompt: 'Answer in French.' });
+    const fromFile = await resolveSettings({ workDir });
+    expect(fromFile).toMatchObject({
+      systemPrompt: 'You are my agent.\n',
+      systemPromptFile: join(workDir, 'mine.md'),
+      appendSystemPrompt: 'Answer in French.',
+    });
+    const elsewhere = await mkdtemp(join(tmpdir(), 'claw-settings-cwd-'));
+    try {
+      await writeFile(join(elsewhere, 'flag.md'), 'From the flag.');
+      const fromFlag = await resolveSettings({
+        workDir,
+        cwd: elsewhere,
+        overrides: { systemPromptFile: 'flag.md', appendSystemPrompt: 'Be brief.' },
+      });
+      expect(fromFlag).toMatchObject({
+        systemPrompt: 'From the flag.',
+        systemPromptFile: join(elsewhere, 'flag.md'),
+        appendSystemPrompt: 'Be brief.',
+      });
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('names a system prompt file that cannot be used, and what to do', async () => {
+    await config({ systemPromptFile: 'missing.md' });
+    const missing = await resolveSettings({ workDir }).catch((caught: unknown) => caught);
+    expect((missing as ClawError).code).toBe('config_invalid');
+    expect((missing as Error).message).toMatch(/system prompt file .*missing\.md \(systemPromptFile in .*config\.json\) cannot be read \(ENOENT\)/);
+    await writeFile(join(workDir, 'empty.md'), '  \n');
+    const empty = await resolveSettings({ workDir, overrides: { systemPromptFile: 'empty.md' } })
+      .catch((caught: unknown) => caught);
+    expect((empty as Error).message).toMatch(/\(--system-prompt-file\) is empty; fix it, or leave the setting out/);
+    await writeFile(join(workDir, 'binary.md'), Buffer.from([0xff, 0xfe, 0x00]));
+    const binary = await resolveSettings({ workDir, overrides: { systemPromptFile: 'binary.md' } })
+      .catch((caught: unknown) => caught);
+    expect((binary as Error).message).toContain('is not UTF-8 text');
+  });
+
+  it('finds the user\'s claw folder under XDG_CONFIG_HOME, else ~/.config (REAL-2)', async () => {
+    expect((await resolveSettings({ workDir, env: { XDG_CONFIG_HOME: '/x/conf', HOME: '/home/u' } })).userConfigDir)
+      .toBe(join('/x/conf', 'claw'));
+    expect((await resolveSettings({ workDir, env: { HOME: '/home/u' } })).userConfigDir)
+      .toBe(join('/home/u', '.config', 'claw'));
+    // A relative XDG_CONFIG_HOME is invalid by the spec: ignored.
+    expect((await resolveSettings({ workDir, env: { XDG_CONFIG_HOME: 'conf', HOME: '/home/u' } })).userConfigDir)
+      .toBe(join('/home/u', '.config', 'claw'));
+    expect((await resolveSettings({ workDir, env: {} })).userConfigDir).toBeUndefined();
   });
 
   it('orders the sources: flag > environment > file > default', async () => {
