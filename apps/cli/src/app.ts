@@ -20,6 +20,8 @@ import { colourWanted, createStyle, type Style } from './style.js';
 import { TerminalSession } from './terminal-session.js';
 import { version } from './version.js';
 import { visible } from './terminal-text.js';
+import { instructionsLines } from './instructions.js';
+import { statusLines } from './status.js';
 
 export { runMcpList } from './mcp.js';
 export { runSessionList } from './session.js';
@@ -70,6 +72,7 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
     overrides: options.overrides,
     env: io.env,
     defaultApproval: onTerminal ? 'ask' : 'deny',
+    cwd: io.cwd,
   });
   // Questions are asked only where someone can answer: the REPL always reads stdin; a single
   // task asks on a terminal in mode ask, and otherwise nobody is there.
@@ -154,7 +157,6 @@ async function runRepl(
   await stdout.line(isolationLine(context.spawner, outStyle));
   const mcpLine = await mcpStartupLine(factory, context.workDir, outStyle);
   if (mcpLine !== undefined) await stdout.line(mcpLine);
-  await stdout.line(outStyle.dim('Type a task, or /help for the commands.'));
   const session = await TerminalSession.create({
     factory,
     workDir: context.workDir,
@@ -163,7 +165,13 @@ async function runRepl(
     echo: io.stdout,
     output: stdout,
     style: outStyle,
+    verbose: options.verbose,
+    status: () => statusLines(context, session.runtime, outStyle),
   });
+  for (const line of instructionsLines(session.runtime.instructions, outStyle)) {
+    await stdout.line(line);
+  }
+  await stdout.line(outStyle.dim('Type a task, or /help for the commands.'));
   if (io.tuneJit === true) tuneJitForTurns();
   const release = io.interrupts.handle((signal) => session.interrupt(signal));
   try {
@@ -176,40 +184,20 @@ async function runRepl(
 
 async function runPrompt(prompt: string, context: RunContext, streams: Streams): Promise<number> {
   const { stderr, errStyle } = streams;
-  let notes: Promise<void> | undefined;
-  let ended = false;
-  // How bash runs, said once the probe is done, while the task is under way.
-  const probe = (): Promise<void> | undefined => {
-    if (ended) return undefined;
-    notes ??= context.factory.isolation().then(async (spawner) => {
-      await stderr.line(isolationLine(spawner, errStyle));
-      await noteUnattended(context, spawner, streams);
-    });
-    return notes;
+  // How bash runs, and which calls nobody can allow, said before the task starts: the session
+  // waited for the isolation probe already (the model is told what it found, REAL-1), and a note
+  // that came later would land in the middle of the model's output. Where isolation is required
+  // and fails, the error ends claw (exit 2) before anything runs.
+  const notes = async (): Promise<void> => {
+    const spawner = await context.factory.isolation();
+    await stderr.line(isolationLine(spawner, errStyle));
+    await noteUnattended(context, spawner, streams);
   };
-  // Where isolation is required and fails, nothing runs: the error ends claw (exit 2) first.
-  if (context.settings.sandbox.isolation === 'required') await probe();
-  // Otherwise the probe (two processes and a cgroup) starts once the model has first answered,
-  // while it writes the rest of its answer: it does not delay the first request (PERF-2), and the
-  // first bash command waits for it (a bash call starts it if it comes first). A first model call
-  // that failed ends the task, having run no tool: the notes would only come after its error and
-  // bury it.
-  else {
-    void context.factory.firstModelReply().then((answered) => {
-      if (answered) probe()?.catch(() => undefined);
-    });
-  }
-  // The notes come before the task's end lines: the last line says how the task went.
-  const settleNotes = async (): Promise<void> => {
-    ended = true;
-    await notes?.catch(() => undefined);
-  };
-  try {
-    const options = { ...oneShotOptions(prompt, context, streams), beforeEnd: settleNotes };
-    return await runOneShot(options);
-  } finally {
-    await settleNotes();
-  }
+  if (context.settings.sandbox.isolation === 'required') await notes();
+  return runOneShot({
+    ...oneShotOptions(prompt, context, streams),
+    ...(context.settings.sandbox.isolation === 'required' ? {} : { beforeStart: notes }),
+  });
 }
 
 async function runDemo(context: RunContext, streams: Streams): Promise<number> {
@@ -258,6 +246,7 @@ function oneShotOptions(
     mode: context.settings.approval,
     interrupts: io.interrupts,
     tuneJit: io.tuneJit === true,
+    verbose: context.options.verbose,
   };
 }
 

@@ -26,6 +26,8 @@ export interface RunOptions {
   approval: ApprovalMode | undefined;
   /** The settings the flags set (`--model`, the number flags, `--approval`). */
   overrides: SettingOverrides;
+  /** Show all of the model's thinking, not only its first lines (text output). */
+  verbose: boolean;
 }
 
 export type Command =
@@ -44,6 +46,7 @@ const parseOptions = {
   workdir: { type: 'string' },
   session: { type: 'string' },
   output: { type: 'string' },
+  verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   ...settingFlagOptions,
@@ -163,7 +166,7 @@ function readRunOptions(values: Record<string, string | boolean | undefined>): R
   }
   const sessionId = stringFlag(values, 'session') ?? 'default';
   checkSessionId(sessionId);
-  return { workdir, sessionId, output, approval, overrides };
+  return { workdir, sessionId, output, approval, overrides, verbose: values.verbose === true };
 }
 
 /** Session ids name files (SES-2): the session store's rules, said as a usage error. */

@@ -1,4 +1,5 @@
 import { defaultSettings, settingFlagsHelp } from '@claw/runtime';
+import { thinkingPreviewLines } from './thinking.js';
 
 /** The text of `claw --help`: every option with its default, environment, exit statuses, files. */
 export function helpText(version: string): string {
@@ -28,7 +29,8 @@ Options:
                                   protocol's events, one JSON object per line on stdout, as
                                   claw-server sends them: session_opened, then the session's
                                   events, each with session_id, seq, at and task_id
-                                  (task_started, state, thinking, text_delta, text_completed,
+                                  (task_started, state, thinking, thinking_delta (the
+                                  model's reasoning), text_delta, text_completed,
                                   tool_call, tool_result, approval_request, approval_resolved,
                                   model_retry, usage), and tool_progress (no seq: a running
                                   tool's progress, not kept), ending with task_completed |
@@ -37,18 +39,29 @@ Options:
                                   session_id, task_id, status (completed | canceled | failed |
                                   error), answer, reason or error {code, message},
                                   model_calls, tool_calls, failed_tool_calls, tokens,
-                                  cost_usd, unpriced_calls, elapsed_ms}
+                                  cached_tokens, cost_usd, unpriced_calls, elapsed_ms}
   --approval ask|allow|deny       tools the policy would ask about: ask the user (default on a
                                   TTY), allow each once, or deny (default without a TTY).
                                   Policy denials are never overridden. While bash is not
                                   isolated (no bubblewrap), only a person may allow bash: with
                                   allow, or without a terminal, bash calls are denied.
-${settingFlagsHelp()}  -h, --help                      print this help
+${settingFlagsHelp()}  --verbose                       text output: show all of the model's thinking (reasoning
+                                  models), not only its first ${thinkingPreviewLines} lines per reply
+  -h, --help                      print this help
   -v, --version                   print the version
 
 Settings resolve as: flag > environment > <workdir>/.claw/config.json > default. The config
-file takes the same settings in camelCase, e.g. {"model": "gpt-4.1", "maxTurns": 30,
-"approval": "ask", "sandbox": {"isolation": "required"}}; an unknown key is an error.
+file takes the same settings in camelCase, e.g. {"model": "gpt-4.1", "maxTurns": 300,
+"approval": "ask", "sandbox": {"isolation": "required"}, "systemPromptFile": "prompt.md",
+"appendSystemPrompt": "Answer briefly."}; an unknown key is an error. Prices per model:
+"prices": {"my-model": {"inputPerMillion": 1, "cachedInputPerMillion": 0.1,
+"outputPerMillion": 4}} (US dollars; cached input costs as much as input unless given).
+
+What the model is told: claw's system prompt (how to work, how its tools behave), the
+environment (workspace, platform, date, git branch, how bash runs, the approval mode) and the
+project instructions: AGENTS.md files, the user's own (~/.config/claw/AGENTS.md, or under
+$XDG_CONFIG_HOME) first, then from the git repository's root down to the workspace, 32 KiB in
+all. claw names them when it starts; /status lists them.
 
 Environment:
   OPENAI_API_KEY     API key of the model server (required, except for claw demo)
@@ -56,9 +69,11 @@ Environment:
                      (e.g. http://localhost:11434/v1)
   OPENAI_MODEL       model name (default: ${d.model})
   NO_COLOR           set to turn colours off (they are only used on a terminal)
+  XDG_CONFIG_HOME    where the user's claw folder is (default ~/.config): claw/AGENTS.md
 
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
+  /status              session, model, approval, how bash runs, instructions, tokens so far
   line \\ + Enter       go on on the next line (one task of several lines)
   up-arrow             what you typed before, also in earlier runs here (.claw/history.jsonl)
   pasted text          one task, whatever its lines: press Enter to send it

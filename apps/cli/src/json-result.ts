@@ -22,6 +22,8 @@ export type TaskResultJson = {
   tool_calls?: number;
   failed_tool_calls?: number;
   tokens?: number;
+  /** Of the prompt tokens, those the server read from its prompt cache (REAL-5). */
+  cached_tokens?: number;
   cost_usd?: number;
   unpriced_calls?: number;
   elapsed_ms?: number;
@@ -71,6 +73,7 @@ export function taskResultJson(
           tool_calls: counted.toolCalls,
           failed_tool_calls: counted.failedToolCalls,
           tokens: counted.tokens,
+          cached_tokens: counted.cachedTokens,
           cost_usd: counted.costUsd,
           unpriced_calls: counted.unpricedCalls,
           elapsed_ms: counted.elapsedMs,

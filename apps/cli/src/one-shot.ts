@@ -25,6 +25,7 @@ import type { Style } from './style.js';
 import { createTextReporter } from './text-reporter.js';
 import { visible } from './terminal-text.js';
 import { tallyEvent, taskResultJson } from './json-result.js';
+import { instructionsLines } from './instructions.js';
 
 export interface OneShotOptions {
   factory: RuntimeFactory;
@@ -49,11 +50,13 @@ export interface OneShotOptions {
   interrupts: Interrupts;
   /** Ready V8 for the task's turns once the runtime is up (see `CliIo.tuneJit`). */
   tuneJit: boolean;
+  /** Text output: show all of the model's thinking, not only its first lines. */
+  verbose?: boolean;
   /**
-   * Text output: awaited when the task has ended, before the lines that end it, so that notes
-   * still being written (say, how bash runs) come before them and the last line stays the task's.
+   * Awaited once the session is open, before the task starts: notes that must come before the
+   * model's output (how bash runs, which calls will be denied).
    */
-  beforeEnd?: () => Promise<void>;
+  beforeStart?: () => Promise<void>;
 }
 
 /** What a run of one task shares between its text and its stream-json form. */
@@ -101,6 +104,8 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   });
   try {
     for (const line of repairNotice(runtime.session)) await stderr.line(style.yellow(`claw: ${line}`));
+    for (const line of instructionsLines(runtime.instructions, style)) await stderr.line(line);
+    await options.beforeStart?.();
     const stopSignalOf = (): NodeJS.Signals | undefined => stopSignal;
     const run: Run = { options, runtime, approvals, stop: stop.signal, stopSignal: stopSignalOf };
     if (options.format === 'text') return await runText(run);
@@ -119,6 +124,7 @@ async function runText(run: Run): Promise<number> {
     answer: stdout,
     activity: options.activity,
     style: options.activityStyle,
+    verbose: options.verbose === true,
     afterActivity: async () => {
       const asked = run.approvals.asked();
       if (asked !== undefined) await stderr.write(approvalReminder(asked, style));
@@ -131,7 +137,6 @@ async function runText(run: Run): Promise<number> {
   const result = await task.wait();
   reporter.taskEnded();
   run.stop.removeEventListener('abort', onStop);
-  await options.beforeEnd?.().catch(() => undefined);
   try {
     await stdout.endLine();
     for (const line of endLines(result, reporter.figures(), style)) await stderr.line(line);

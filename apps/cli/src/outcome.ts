@@ -48,6 +48,7 @@ export function summaryLine(result: RunResult, figures: TaskFigures, style: Styl
     toolCalls: figures.toolCalls,
     failedToolCalls: figures.failedToolCalls,
     tokens: result.usage.totalTokens,
+    cachedTokens: result.usage.cachedPromptTokens ?? 0,
     costUsd: result.cost.usd,
     unpricedCalls: result.cost.unpricedCalls,
     elapsedMs: figures.elapsedMs,

@@ -20,6 +20,8 @@ export const replHelp = `Commands:
   /help       this help
   /clear      forget the conversation so far (token totals and budgets are kept)
   /sessions   list this workspace's sessions and their last activity (resume one with --session)
+  /status     the session, model, approval mode, how bash runs, the AGENTS.md instructions the
+              model is given, and the tokens and cost so far
   /exit       quit (Ctrl-D too); a running task is canceled first
 Anything else starts a task. End a line with \\ to go on on the next one. Pasted text is one
 task, whatever its lines: press Enter to send it. Ctrl-C clears what you are typing; with
@@ -44,6 +46,8 @@ export interface ReplOptions {
   clear(): Promise<void>;
   /** Lines for `/sessions`. */
   listSessions(): Promise<string[]>;
+  /** Lines for `/status`. */
+  status?(): string[];
   /** Keeps what was typed to start a task or run a command (the REPL's history). */
   remember?(entry: string): void;
 }
@@ -176,6 +180,9 @@ export class Repl {
         }
         break;
       }
+      case '/status':
+        this.say((this.options.status?.() ?? ['no status to show']).join('\n'));
+        break;
       case '/sessions': {
         try {
           this.say((await this.options.listSessions()).join('\n'));

@@ -17,6 +17,10 @@ export interface TerminalSessionOptions {
   echo: OutputStream;
   output: Output;
   style: Style;
+  /** Show all of the model's thinking (`--verbose`). */
+  verbose?: boolean;
+  /** The lines of `/status` (default: none, and the command says so). */
+  status?: () => string[];
 }
 
 /**
@@ -50,6 +54,7 @@ export class TerminalSession {
       answer: output,
       activity: output,
       style,
+      verbose: options.verbose === true,
       afterActivity: async () => {
         const asked = approvals.current;
         if (asked !== undefined) await output.write(approvalReminder(asked, style));
@@ -88,6 +93,7 @@ export class TerminalSession {
       figures: () => reporter.figures(),
       clear: () => runtime.session.clear(),
       listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),
+      status: () => options.status?.() ?? ['no status to show'],
       ...(history === undefined ? {} : { remember: (entry: string) => history.add(entry) }),
     });
     return new TerminalSession(runtime, input, repl, history);

@@ -10,6 +10,7 @@ import type { TaskFigures } from './outcome.js';
 import type { Output } from './output.js';
 import type { Style } from './style.js';
 import { visible, visibleAnswer, visibleOutput } from './terminal-text.js';
+import { ThinkingView } from './thinking.js';
 
 export interface TextReporterOptions {
   /** Where the model's text streams. */
@@ -22,6 +23,8 @@ export interface TextReporterOptions {
    * pushed up (tool calls of one reply run side by side, and one may ask while others go on).
    */
   afterActivity?: () => Promise<void>;
+  /** Show all of the model's thinking (`--verbose`), not only its first lines. */
+  verbose?: boolean;
 }
 
 /** The terminal's reporter, and what its user tells it. */
@@ -49,7 +52,9 @@ export const toolProgressEveryMs = 2_000;
  * denied…`); a model call tried again says why and when (`↻ model call failed, trying again in
  * 0.2 s (attempt 2 of 3): …`); a model call silent for 5 s says so (`… waiting for the model:
  * 5 s so far`), and again every 15 s; a running tool's progress is a line (`  … bash: running for
- * 10s; last output: "…"`), at most one per call every 2 s. Every callback resolves once its text
+ * 10s; last output: "…"`), at most one per call every 2 s; the model's thinking is dimmed
+ * lines (`  ┊ …`) before its answer, its first three lines unless `verbose` (`ThinkingView`).
+ * Every callback resolves once its text
  * was written and fails when it cannot be, which stops the run; the waiting and progress lines are
  * informational: nothing waits for them, and they fail nothing.
  */
@@ -74,23 +79,40 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
   });
   /** The model answered (or the call ended): no line while the rest of the answer comes. */
   const heard = (): void => wait.stop();
+  const thinking = new ThinkingView({
+    show: showActivity,
+    style,
+    verbose: options.verbose === true,
+  });
+  /** The thinking of the model call is over once something else comes. */
+  const thought = (): Promise<void> => (thinking.active ? thinking.end() : Promise.resolve());
   /** The running tool calls, and when each last had a progress line (0: never). */
   const running = new Map<string, number>();
   const fresh = () =>
     ({ toolCalls: 0, failedToolCalls: 0, startedAt: performance.now(), endedAt: 0 });
   let task = fresh();
   return {
-    onThinking: () => wait.start(),
+    onThinking: async () => {
+      await thought();
+      wait.start();
+    },
+    onThinkingDelta: (delta) => {
+      heard();
+      return thinking.delta(delta);
+    },
     onTextDelta: (delta) => {
       heard();
-      return answer.write(visibleAnswer(delta));
+      const text = visibleAnswer(delta);
+      return thinking.active ? thought().then(() => answer.write(text)) : answer.write(text);
     },
-    onTextCompleted: () => {
+    onTextCompleted: async () => {
       heard();
-      return answer.endLine();
+      await thought();
+      await answer.endLine();
     },
     onToolCall: async (call) => {
       heard();
+      await thought();
       running.set(call.id, 0);
       await showActivity(`${style.cyan('▸')} ${describeToolCall(call)}`);
     },
@@ -118,13 +140,17 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       const text = describeModelRetry({ attempt, attempts, delay_ms: delayMs, error: reason });
       await showActivity(style.yellow(`↻ ${visible(text)}`));
     },
-    onMessage: heard,
+    onMessage: () => {
+      heard();
+      return thinking.active ? thinking.end() : undefined;
+    },
     onUsage: heard,
     taskStarted: () => {
       task = fresh();
     },
     taskEnded: () => {
       wait.stop();
+      thinking.reset();
       running.clear();
       task.endedAt = performance.now();
     },

@@ -19,7 +19,9 @@ describe('parseCommandLine (CLI-6)', () => {
   it('no arguments: the REPL with the defaults', () => {
     expect(parseCommandLine([])).toEqual({
       kind: 'repl',
-      options: { workdir: undefined, sessionId: 'default', output: 'text', approval: undefined, overrides: {} },
+      options: {
+        workdir: undefined, sessionId: 'default', output: 'text', approval: undefined, overrides: {}, verbose: false,
+      },
     });
   });
 
@@ -28,7 +30,8 @@ describe('parseCommandLine (CLI-6)', () => {
       '-p', 'fix it', '--workdir', 'proj', '--session', 'work', '--output', 'stream-json', '--approval', 'allow',
       '--model', 'm1', '--max-turns', '5', '--max-session-tokens', '0', '--max-run-tokens', '100',
       '--max-subagents', '2', '--tool-time-budget-ms', '1000', '--call-timeout-ms', '2000',
-      '--first-token-timeout-ms', '300', '--retries', '4',
+      '--first-token-timeout-ms', '300', '--stream-idle-timeout-ms', '400', '--retries', '4',
+      '--system-prompt-file', 'prompt.md', '--append-system-prompt', 'Be brief.', '--verbose',
     ]);
     expect(command).toEqual({
       kind: 'prompt',
@@ -40,8 +43,10 @@ describe('parseCommandLine (CLI-6)', () => {
         approval: 'allow',
         overrides: {
           approval: 'allow', model: 'm1', maxTurns: 5, maxSessionTokens: 0, maxRunTokens: 100, maxSubagents: 2,
-          toolTimeBudgetMs: 1000, callTimeoutMs: 2000, firstTokenTimeoutMs: 300, retries: 4,
+          toolTimeBudgetMs: 1000, callTimeoutMs: 2000, firstTokenTimeoutMs: 300, streamIdleTimeoutMs: 400,
+          retries: 4, systemPromptFile: 'prompt.md', appendSystemPrompt: 'Be brief.',
         },
+        verbose: true,
       },
     });
     expect(parseCommandLine(['--prompt=hello'])).toMatchObject({ kind: 'prompt', prompt: 'hello' });

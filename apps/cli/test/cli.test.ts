@@ -12,7 +12,8 @@ const contractNames = [
   '-p, --prompt <text>', 'claw demo', '--version', '--help', '--workdir <dir>', '--session <id>',
   '--output text|stream-json', '--approval ask|allow|deny', '--model <name>', '--max-turns <n>',
   '--max-session-tokens <n>', '--max-run-tokens <n>', '--max-subagents <n>', '--tool-time-budget-ms <n>',
-  '--call-timeout-ms <n>', '--first-token-timeout-ms <n>', '--retries <n>',
+  '--call-timeout-ms <n>', '--first-token-timeout-ms <n>', '--stream-idle-timeout-ms <n>', '--retries <n>',
+  '--system-prompt-file <file>', '--append-system-prompt <text>', '--verbose',
   'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL',
 ];
 
@@ -23,7 +24,16 @@ describe('claw --help, --version, bad options (CLI-6)', () => {
     for (const name of contractNames) expect(result.stdout, name).toContain(name);
     for (const status of ['0 ', '1 ', '2 ', '130 ']) expect(result.stdout).toMatch(new RegExp(`^ {2}${status}`, 'm'));
     for (const place of ['config.json', 'sessions/', 'traces/']) expect(result.stdout).toContain(place);
-    expect(result.stdout).toContain('(default: 20)'); // a default, from the runtime's settings
+    // Defaults for real tasks (REAL-3), from the runtime's settings.
+    expect(result.stdout).toMatch(/--max-turns <n> +model calls per task \(default: 200\)/);
+    expect(result.stdout).toMatch(/--max-session-tokens <n> +tokens over the session's life, 0 = unlimited\n +\(default: unlimited\)/);
+    expect(result.stdout).toMatch(/--tool-time-budget-ms <n>[^]*?\(default: unlimited\)/);
+    expect(result.stdout).toMatch(/--call-timeout-ms <n>[^]*?\(default: none\)/);
+    expect(result.stdout).toMatch(/--first-token-timeout-ms <n>[^]*?\(default: 120000\)/);
+    expect(result.stdout).toMatch(/--stream-idle-timeout-ms <n>[^]*?\(default: 120000\)/);
+    // What the model is told: the instruction files.
+    expect(result.stdout).toContain('AGENTS.md');
+    expect(result.stdout).toContain('/status');
   });
 
   it('--version prints the package version', async () => {

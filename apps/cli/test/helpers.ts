@@ -38,6 +38,8 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? os.tmpdir(),
+    // The user's own AGENTS.md (REAL-2) never reaches a test's model: a folder that has none.
+    XDG_CONFIG_HOME: path.join(os.tmpdir(), 'claw-cli-test-no-user-config'),
     NO_COLOR: '1',
     ...extra,
   };

@@ -19,7 +19,8 @@ describe('claw -p --output json: the result object', () => {
     const end = { type: 'task_canceled' as const, task_id: 'task-1', session_id: 's', seq: 3, at: at(2500), reason: 'canceled by SIGINT' };
     expect(taskResultJson('s', { ok: true, end }, tally)).toEqual({
       type: 'result', session_id: 's', task_id: 'task-1', status: 'canceled', reason: 'canceled by SIGINT',
-      model_calls: 1, tool_calls: 0, failed_tool_calls: 0, tokens: 0, cost_usd: 0, unpriced_calls: 0, elapsed_ms: 2500,
+      model_calls: 1, tool_calls: 0, failed_tool_calls: 0, tokens: 0, cached_tokens: 0, cost_usd: 0, unpriced_calls: 0,
+      elapsed_ms: 2500,
     });
   });
 

@@ -18,7 +18,7 @@ async function askOnTerminal(options: {
   provider: ScriptedProvider;
   tools?: (text: { stderr: string }) => Tool[];
   terminal: PassThrough;
-  beforeEnd?: (stderr: Output) => Promise<void>;
+  beforeStart?: (stderr: Output) => Promise<void>;
 }) {
   const stdoutStream = new PassThrough();
   const stderrStream = new PassThrough();
@@ -46,7 +46,9 @@ async function askOnTerminal(options: {
     mode: 'ask',
     interrupts: new Interrupts(() => undefined),
     tuneJit: false,
-    ...(options.beforeEnd === undefined ? {} : { beforeEnd: () => options.beforeEnd?.(stderr) ?? Promise.resolve() }),
+    ...(options.beforeStart === undefined
+      ? {}
+      : { beforeStart: () => options.beforeStart?.(stderr) ?? Promise.resolve() }),
   });
   return { text, status, factory, workDir };
 }
@@ -89,19 +91,26 @@ describe('claw -p asking on a terminal (mode ask)', () => {
     await factory.close();
   });
 
-  it('notes still being written when the task ends (how bash runs) come before its end lines', async () => {
+  it('notes (how bash runs) are written before the task starts, never in the middle of the model\'s output', async () => {
+    const provider = new ScriptedProvider([
+      { reasoning: ['thinking it over'], text: 'done', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } },
+    ]);
     const { text, status, factory } = await askOnTerminal({
-      provider: new ScriptedProvider([{ text: 'done', usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } }]),
+      provider,
       terminal: new PassThrough(),
-      beforeEnd: async (stderr) => {
+      beforeStart: async (stderr) => {
         await new Promise((resolve) => setTimeout(resolve, 50));
-        await stderr.line('bash isolation: a late note');
+        expect(provider.calls).toHaveLength(0);
+        await stderr.line('bash isolation: a slow note');
       },
     });
     expect(await status).toBe(0);
     const lines = text.stderr.trimEnd().split('\n');
-    expect(lines.at(-2)).toBe('bash isolation: a late note');
-    expect(lines.at(-1)).toMatch(/^1 model call · 0 tool calls · 15 tokens · /);
+    expect(lines).toEqual([
+      'bash isolation: a slow note',
+      '  ┊ thinking it over',
+      expect.stringMatching(/^1 model call · 0 tool calls · 15 tokens · /),
+    ]);
     await factory.close();
   });
 });
