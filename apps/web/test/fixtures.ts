@@ -170,6 +170,8 @@ export function shown(items: readonly TranscriptItem[]): string[] {
         return `user(${item.status}): ${item.text}`;
       case 'assistant':
         return `assistant${item.streaming ? '…' : ''}: ${item.text}`;
+      case 'thinking':
+        return `thinking${item.streaming ? '…' : ''}: ${item.text}`;
       case 'tool':
         return `tool ${item.name}${item.result ? ` → ${item.result.isError ? 'error' : 'ok'}` : ''}`;
       case 'approval':

@@ -13,6 +13,8 @@ describe('the line of a silent model call', () => {
     expect(since([s1.event('model_retry', { attempt: 1, attempts: 3, delay_ms: 400, error: 'HTTP 503' })], arrived)).toBe(arrived + 400);
     for (const content of [
       s1.event('text_delta', { content: 'hi' }),
+      // The model's reasoning is content too: the model is not silent (REAL-3: any delta counts).
+      s1.event('thinking_delta', { content: 'hmm' }),
       s1.event('tool_call', { tool_call_id: 'c1', tool_name: 'read_file', arguments: '{}' }),
       s1.event('task_failed', { error: 'x', code: 'y' }),
       s1.event('task_canceled', {}),

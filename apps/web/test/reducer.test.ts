@@ -602,6 +602,28 @@ describe('figures (WEB-4)', () => {
     expect(formatBudgets(figures)).toBe('session tokens 187,655 · tool time 118 s');
   });
 
+  it('usage with cached prompt tokens names them with the tokens (REAL-5)', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'x');
+    const usage = (cached: number | undefined) => {
+      const tokens = { prompt_tokens: 15000, completion_tokens: 3204, total_tokens: 18204 };
+      const withCache = cached === undefined ? tokens : { ...tokens, cached_tokens: cached };
+      return s1.event('usage', {
+        call: withCache,
+        run: { prompt_tokens: 2000, completion_tokens: 500, total_tokens: 2500 },
+        session: withCache,
+        cost: { call_usd: 0.002, run_usd: 0.004, session_usd: 0.0213, unpriced_calls: 0 },
+        budgets_left: {},
+      });
+    };
+    state = receive(state, usage(12800));
+    expect(view(state, 's1').figures.sessionCachedTokens).toBe(12800);
+    expect(formatTokens(view(state, 's1').figures)).toBe('18,204 (12,800 cached) (last task 2,500)');
+    // A server that says nothing of its cache: nothing is named.
+    state = receive(state, usage(undefined));
+    expect(formatTokens(view(state, 's1').figures)).toBe('18,204 (last task 2,500)');
+  });
+
   it('time to first token runs from thinking to the first text_delta of the turn', () => {
     const s1 = new SessionScript('s1');
     let state = prompted(withFreshSession('s1'), s1, 'x');

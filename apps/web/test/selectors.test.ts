@@ -4,15 +4,24 @@ import { reduce } from '../src/state/reducer.js';
 import {
   canInterrupt,
   formatBudgets,
+  formatBytes,
   formatCost,
   formatTokens,
   formatTtft,
+  instructionsText,
   linkText,
   listStateText,
   sessionTitleText,
   taskStateText,
 } from '../src/state/selectors.js';
-import { SessionScript, prompted, receive, view, withFreshSession } from './fixtures.js';
+import {
+  SessionScript,
+  prompted,
+  receive,
+  sessionOpened,
+  view,
+  withFreshSession,
+} from './fixtures.js';
 
 describe('session titles in the list', () => {
   it('are the first line of the first prompt: as the server lists them, or from a session begun in this page', () => {
@@ -90,6 +99,15 @@ describe('figures as text (WEB-4)', () => {
     expect(formatTtft({ ttftMs: 30_500 })).toBe('30.50 s');
   });
 
+  it('names the cached part of the session\'s tokens when there is one (REAL-5)', () => {
+    expect(formatTokens({ sessionTokens: 18204, sessionCachedTokens: 12800 })).toBe('18,204 (12,800 cached)');
+    expect(formatTokens({ sessionTokens: 18204, sessionCachedTokens: 12800, runTokens: 2500 })).toBe(
+      '18,204 (12,800 cached) (last task 2,500)',
+    );
+    expect(formatTokens({ sessionTokens: 18204, sessionCachedTokens: 0, runTokens: 2500 })).toBe('18,204 (last task 2,500)');
+    expect(formatTokens({ sessionCachedTokens: 5 })).toBe('—');
+  });
+
   it('lists the budgets that have a limit', () => {
     expect(formatBudgets({})).toBe('—');
     expect(formatBudgets({ budgetsLeft: {} })).toBe('no limits');
@@ -126,5 +144,37 @@ describe('the session listing (GET /api/sessions)', () => {
     expect(await fetchListing('tok', answer('not json'))).toBeUndefined();
     expect(await fetchListing('tok', answer(JSON.stringify({ sessions: [{ ...listed, state: 'asleep' }] })))).toBeUndefined();
     expect(await fetchListing('tok', () => Promise.reject(new TypeError('Failed to fetch')))).toBeUndefined();
+  });
+});
+
+describe('the project instructions line (REAL-2)', () => {
+  it('names each file the model is given, in order, with its size, and marks a cut one', () => {
+    expect(instructionsText([
+      { path: 'AGENTS.md', bytes: 1229 },
+      { path: 'sub/AGENTS.md', bytes: 300, truncated: false },
+    ])).toBe('instructions: AGENTS.md (1.2 KB), sub/AGENTS.md (300 B)');
+    expect(instructionsText([
+      { path: '~/.config/claw/AGENTS.md', bytes: 0 },
+      { path: 'AGENTS.md', bytes: 40_000, truncated: true },
+    ])).toBe('instructions: ~/.config/claw/AGENTS.md (0 B), AGENTS.md (39 KB) (cut)');
+  });
+
+  it('is nothing when there are none', () => {
+    expect(instructionsText(undefined)).toBeUndefined();
+    expect(instructionsText([])).toBeUndefined();
+  });
+
+  it('sizes files as people read them', () => {
+    expect([0, 1023, 1024, 10_188, 10_240, 32 * 1024, 1_572_864].map(formatBytes)).toEqual([
+      '0 B', '1023 B', '1.0 KB', '9.9 KB', '10 KB', '32 KB', '1.5 MB',
+    ]);
+  });
+
+  it("is the session's, as session_opened says it each time it is opened", () => {
+    const files = [{ path: 'AGENTS.md', bytes: 300 }];
+    let state = receive(withFreshSession('s1'), sessionOpened('s1', { instructions: files }));
+    expect(instructionsText(view(state, 's1').instructions)).toBe('instructions: AGENTS.md (300 B)');
+    state = receive(state, sessionOpened('s1'));
+    expect(instructionsText(view(state, 's1').instructions)).toBeUndefined();
   });
 });

@@ -39,6 +39,32 @@ describe('the line that ends a task in the transcript (what it did, as the termi
     expect(view(state, 's1').tally).toBeUndefined();
   });
 
+  it('names the cached part of the task\'s tokens when there was one (REAL-5)', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'again');
+    const cached = (total: number, part: number) => ({
+      prompt_tokens: total,
+      completion_tokens: 0,
+      total_tokens: total,
+      cached_tokens: part,
+    });
+    state = receive(
+      state,
+      s1.event('thinking', { turn: 1 }),
+      s1.event('usage', {
+        call: cached(18204, 12800),
+        run: cached(18204, 12800),
+        session: cached(30000, 20000),
+        cost: { call_usd: 0.0042, run_usd: 0.0042, session_usd: 0.01, unpriced_calls: 0 },
+        budgets_left: {},
+      }),
+      ...s1.complete('Done.'),
+    );
+    expect(notices(shown(view(state, 's1').items))).toEqual([
+      'notice(info): 1 model call · 0 tool calls · 18,204 tokens (12,800 cached) · cost $0.0042 · 0.0 s',
+    ]);
+  });
+
   it('comes before how a task ended when it failed or was canceled; a task that did nothing is told by its error alone', () => {
     const s1 = new SessionScript('s1');
     let state = prompted(withFreshSession('s1'), s1, 'first');

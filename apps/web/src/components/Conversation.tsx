@@ -1,6 +1,7 @@
 import { memo, useLayoutEffect, useRef } from 'react';
 import type { SessionView, TranscriptItem } from '../state/types.js';
 import { ApprovalCard } from './ApprovalCard.js';
+import { ThinkingBlock } from './ThinkingBlock.js';
 import { ToolCallView } from './ToolCallView.js';
 
 /** How close to the bottom (px) still counts as "reading the latest": the view then follows. */
@@ -42,6 +43,8 @@ const Item = memo(function Item({
           <p className="text">{item.text}</p>
         </div>
       );
+    case 'thinking':
+      return <ThinkingBlock item={item} />;
     case 'tool':
       return <ToolCallView call={item} />;
     case 'approval':

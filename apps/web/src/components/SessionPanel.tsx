@@ -1,5 +1,11 @@
 import { memo, type KeyboardEvent } from 'react';
-import { canInterrupt, linkText, sessionTitleText, taskStateText } from '../state/selectors.js';
+import {
+  canInterrupt,
+  instructionsText,
+  linkText,
+  sessionTitleText,
+  taskStateText,
+} from '../state/selectors.js';
 import type { ConnectionStatus, SessionView } from '../state/types.js';
 import { Composer } from './Composer.js';
 import { Conversation } from './Conversation.js';
@@ -24,6 +30,7 @@ export const SessionPanel = memo(function SessionPanel({
   const taskState = taskStateText(view);
   const interruptible = canInterrupt(connection, view);
   const title = sessionTitleText(view);
+  const instructions = instructionsText(view.instructions);
   const onKeyDown = (event: KeyboardEvent) => {
     // Esc anywhere in the panel interrupts its task (WEB-4).
     if (event.key === 'Escape' && interruptible) {
@@ -62,6 +69,11 @@ export const SessionPanel = memo(function SessionPanel({
         </button>
         {title === undefined ? null : (
           <p className="panel-subtitle" data-testid="session-title" title={title}>{title}</p>
+        )}
+        {instructions === undefined ? null : (
+          <p className="panel-instructions" data-testid="instructions" title={instructions}>
+            {instructions}
+          </p>
         )}
       </header>
       <Figures figures={view.figures} />

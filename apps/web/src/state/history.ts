@@ -13,6 +13,10 @@ export function itemsFromHistory(messages: readonly WireMessage[], seq: number):
         items.push({ kind: 'user', key, text: message.content, status: 'sent' });
         return;
       case 'assistant':
+        // What the model reasoned before this reply comes first, folded as when it streamed.
+        if (message.reasoning !== undefined && message.reasoning !== '') {
+          items.push({ kind: 'thinking', key: `${key}-thinking`, text: message.reasoning, streaming: false });
+        }
         if (message.content !== '') {
           items.push({ kind: 'assistant', key, text: message.content, streaming: false });
         }

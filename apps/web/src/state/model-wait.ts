@@ -4,8 +4,8 @@ import { describeModelWait, modelWaitNoticeMs, type SessionEvent } from '@claw/c
 /**
  * When the current model call started waiting for its first content, after `event` arrived at
  * `receivedAt` (this page's clock: the server's may differ): a call starts it (`thinking`), a
- * retry starts it afresh once its wait is over, and any content of the answer or the task's end
- * stops it.
+ * retry starts it afresh once its wait is over, and any content (of the answer or of the model's
+ * reasoning) or the task's end stops it.
  */
 export function waitingSinceAfter(
   since: number | undefined,
@@ -18,6 +18,7 @@ export function waitingSinceAfter(
     case 'model_retry':
       return receivedAt + event.delay_ms;
     case 'text_delta':
+    case 'thinking_delta':
     case 'text_completed':
     case 'tool_call':
     case 'usage':

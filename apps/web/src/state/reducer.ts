@@ -97,6 +97,7 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
       return mapOpen(state, event.session_id, (view) => applyToolProgress(view, event));
     case 'task_started':
     case 'thinking':
+    case 'thinking_delta':
     case 'text_delta':
     case 'text_completed':
     case 'tool_call':

@@ -1,6 +1,12 @@
 // Texts the page shows for a state (the e2e tests read some of them, keep them stable).
-import { describeCost, promptTitle } from '@claw/channel/protocol';
-import type { ConnectionStatus, Figures, RunState, SessionView } from './types.js';
+import { describeCost, promptTitle, type InstructionFile } from '@claw/channel/protocol';
+import type {
+  ConnectionStatus,
+  Figures,
+  RunState,
+  SessionView,
+  ThinkingItem,
+} from './types.js';
 
 export function runStateText(state: RunState): string {
   return state === 'awaiting_approval' ? 'awaiting approval' : state;
@@ -38,10 +44,66 @@ export function canInterrupt(connection: ConnectionStatus, view: SessionView): b
   return connection === 'connected' && view.status === 'open' && view.runState !== 'idle';
 }
 
+/**
+ * The session's tokens, `18,204 (12,800 cached) (last task 2,500)`: the cached part (prompt tokens
+ * the server read from its cache, REAL-5) only when there was some.
+ */
 export function formatTokens(figures: Figures): string {
   if (figures.sessionTokens === undefined) return '—';
-  const run = figures.runTokens === undefined ? '' : ` (last task ${figures.runTokens.toLocaleString('en-US')})`;
-  return `${figures.sessionTokens.toLocaleString('en-US')}${run}`;
+  const cachedTokens = figures.sessionCachedTokens ?? 0;
+  const cached = cachedTokens > 0 ? ` (${count(cachedTokens)} cached)` : '';
+  const run = figures.runTokens === undefined ? '' : ` (last task ${count(figures.runTokens)})`;
+  return `${count(figures.sessionTokens)}${cached}${run}`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function plural(n: number, noun: string): string {
+  return `${count(n)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The one line a folded thinking block shows: `thinking… (1,234 characters)` while the model
+ * reasons, `thought (12 lines)` once it is done.
+ */
+export function thinkingSummaryText(item: Pick<ThinkingItem, 'text' | 'streaming'>): string {
+  if (item.streaming) {
+    // Characters as people count them (by code point: an emoji is one, not two).
+    return `thinking… (${plural(Array.from(item.text).length, 'character')})`;
+  }
+  return `thought (${plural(item.text.trimEnd().split('\n').length, 'line')})`;
+}
+
+/**
+ * The project instructions the model is given (REAL-2), in one line: `instructions: AGENTS.md
+ * (1.2 KB), sub/AGENTS.md (300 B) (cut)`, where `(cut)` marks a file only the start of which fit;
+ * undefined when there are none.
+ */
+export function instructionsText(
+  files: readonly InstructionFile[] | undefined,
+): string | undefined {
+  if (files === undefined || files.length === 0) return undefined;
+  const listed = files.map(
+    (file) => `${file.path} (${formatBytes(file.bytes)})${file.truncated === true ? ' (cut)' : ''}`,
+  );
+  return `instructions: ${listed.join(', ')}`;
+}
+
+/** A size in bytes as people read it: `300 B`, `1.2 KB`, `32 KB`, `1.5 MB` (1 KB = 1,024 B). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  // One decimal while it says something (1.2 KB), none from 10 up (32 KB).
+  const shown = value < 9.95 ? value.toFixed(1) : Math.round(value).toString();
+  return `${shown} ${units[unit]}`;
 }
 
 /** Dollars, or `unpriced` when calls had no price and nothing was priced. */

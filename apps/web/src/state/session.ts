@@ -9,7 +9,13 @@ import {
 import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
 import { waitingSinceAfter } from './model-wait.js';
 import { taskSummaryText } from './tally.js';
-import type { ApprovalItem, AssistantItem, SessionView, TranscriptItem } from './types.js';
+import type {
+  ApprovalItem,
+  AssistantItem,
+  SessionView,
+  ThinkingItem,
+  TranscriptItem,
+} from './types.js';
 
 export function emptySession(id: string): SessionView {
   return {
@@ -51,13 +57,16 @@ export function applySessionEvent(
     case 'task_started':
       return { ...confirmPrompt(next, event.content, key), lastEnd: undefined };
     case 'thinking':
-      return { ...endStream(next), turnStartedAt: timeOf(event, receivedAt) };
+      // A new model call: its thinking, if any, gets a block of its own.
+      return { ...endStream(endThinking(next, true)), turnStartedAt: timeOf(event, receivedAt) };
+    case 'thinking_delta':
+      return appendThinking(next, event.content, key, timeOf(event, receivedAt));
     case 'text_delta':
-      return appendDelta(next, event.content, key, timeOf(event, receivedAt));
+      return appendDelta(endThinking(next), event.content, key, timeOf(event, receivedAt));
     case 'text_completed':
-      return completeText(next, event.content, key);
+      return completeText(endThinking(next), event.content, key);
     case 'tool_call':
-      return push(endStream(next), {
+      return push(endStream(endThinking(next)), {
         kind: 'tool',
         key,
         toolCallId: event.tool_call_id,
@@ -78,7 +87,8 @@ export function applySessionEvent(
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
     case 'model_retry':
-      return push(endStream(next), {
+      // The call is made again: what it thinks then goes after this notice.
+      return push(endStream(endThinking(next, true)), {
         kind: 'notice',
         key,
         tone: 'warning',
@@ -90,6 +100,7 @@ export function applySessionEvent(
         figures: {
           ...next.figures,
           sessionTokens: event.session.total_tokens,
+          sessionCachedTokens: event.session.cached_tokens,
           runTokens: event.run.total_tokens,
           sessionCostUsd: event.cost.session_usd,
           unpricedCalls: event.cost.unpriced_calls,
@@ -97,7 +108,11 @@ export function applySessionEvent(
         },
       };
     case 'task_completed': {
-      const ended = { ...endStream(next), lastEnd: 'completed' as const, turnStartedAt: undefined };
+      const ended = {
+        ...endStream(endThinking(next, true)),
+        lastEnd: 'completed' as const,
+        turnStartedAt: undefined,
+      };
       return withSummary(ended, event, key, receivedAt);
     }
     case 'task_canceled': {
@@ -157,16 +172,21 @@ function confirmPrompt(view: SessionView, content: string, key: string): Session
   return push(view, { kind: 'user', key, text: content, status: 'sent' });
 }
 
+/**
+ * Time to first token: from the turn's `thinking` to its first delta, of the answer or of the
+ * model's reasoning (a reasoning model's first tokens are its thinking; the model answered then).
+ */
+function timeFirstToken(view: SessionView, at: number): SessionView {
+  if (view.turnStartedAt === undefined) return view;
+  return {
+    ...view,
+    turnStartedAt: undefined,
+    figures: { ...view.figures, ttftMs: Math.max(0, at - view.turnStartedAt) },
+  };
+}
+
 function appendDelta(view: SessionView, text: string, key: string, at: number): SessionView {
-  // Time to first token: from the turn's `thinking` to its first delta.
-  const timed: SessionView =
-    view.turnStartedAt === undefined
-      ? view
-      : {
-          ...view,
-          turnStartedAt: undefined,
-          figures: { ...view.figures, ttftMs: Math.max(0, at - view.turnStartedAt) },
-        };
+  const timed = timeFirstToken(view, at);
   const index = streamingIndex(timed);
   const bubble = timed.items[index];
   if (bubble?.kind === 'assistant') {
@@ -189,12 +209,48 @@ function completeText(view: SessionView, content: string, key: string): SessionV
 }
 
 function streamingIndex(view: SessionView): number {
-  if (view.streamingKey === undefined) return -1;
-  // The bubble being streamed is nearly always the last item.
+  return indexOfKey(view, view.streamingKey);
+}
+
+function indexOfKey(view: SessionView, key: string | undefined): number {
+  if (key === undefined) return -1;
+  // The item being streamed is nearly always one of the last.
   for (let index = view.items.length - 1; index >= 0; index -= 1) {
-    if (view.items[index]?.key === view.streamingKey) return index;
+    if (view.items[index]?.key === key) return index;
   }
   return -1;
+}
+
+/**
+ * A piece of the model's reasoning: it grows the current model call's thinking block, which
+ * stands before the call's answer (a block begun after the answer began goes in before it).
+ */
+function appendThinking(view: SessionView, text: string, key: string, at: number): SessionView {
+  if (text === '') return view;
+  const timed = timeFirstToken(view, at);
+  const index = indexOfKey(timed, timed.thinkingKey);
+  const block = timed.items[index];
+  if (block?.kind === 'thinking') {
+    return replaceItem(timed, index, { ...block, text: block.text + text, streaming: true });
+  }
+  const created: ThinkingItem = { kind: 'thinking', key, text, streaming: true };
+  const answer = streamingIndex(timed);
+  const items = timed.items.slice();
+  items.splice(answer === -1 ? items.length : answer, 0, created);
+  return { ...timed, items, thinkingKey: key };
+}
+
+/**
+ * The model stopped reasoning (its answer or a tool call came): the thinking block is done. It
+ * stays the call's block (reasoning may resume within the call) unless `callEnded`.
+ */
+function endThinking(view: SessionView, callEnded = false): SessionView {
+  const index = indexOfKey(view, view.thinkingKey);
+  const block = view.items[index];
+  const next = block?.kind === 'thinking' && block.streaming
+    ? replaceItem(view, index, { ...block, streaming: false })
+    : view;
+  return callEnded && next.thinkingKey !== undefined ? { ...next, thinkingKey: undefined } : next;
 }
 
 /** Stops growing the current bubble (a tool call, a new turn or the task's end came). */
@@ -231,7 +287,7 @@ function findApproval(view: SessionView, requestId: string): number {
 /** One card per request id, however often the request is seen. */
 function addApproval(view: SessionView, event: ServerEventOf<'approval_request'>): SessionView {
   if (findApproval(view, event.request_id) !== -1) return view;
-  return push(endStream(view), approvalItem(event));
+  return push(endStream(endThinking(view)), approvalItem(event));
 }
 
 export function updateApproval(
@@ -260,7 +316,7 @@ function withSummary(
 }
 
 function endTask(view: SessionView, end: 'canceled' | 'failed', text: string, key: string) {
-  const ended = { ...endStream(view), lastEnd: end, turnStartedAt: undefined };
+  const ended = { ...endStream(endThinking(view, true)), lastEnd: end, turnStartedAt: undefined };
   return push(ended, { kind: 'notice', key, tone: end === 'failed' ? 'error' : 'info', text });
 }
 
@@ -278,6 +334,8 @@ export function applyOpened(
     status: 'open',
     role: event.role,
     workdir: event.workdir,
+    // What the server says now: a session opened again may be given other files.
+    instructions: event.instructions,
     runState: event.state,
     listing: { ...view.listing, state: event.state, lastSeq: event.last_seq },
     openPending: event.pending_approvals,
@@ -300,6 +358,7 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
     synced: true,
     resync: false,
     streamingKey: undefined,
+    thinkingKey: undefined,
     turnStartedAt: undefined,
     lastEnd: undefined,
     // Rebuilt from messages: what the running task did before is not known here.

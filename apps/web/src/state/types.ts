@@ -1,5 +1,10 @@
 // The console's state: what the reducer computes from server events and local actions.
-import type { ServerEvent, ServerEventOf, TaskTally } from '@claw/channel/protocol';
+import type {
+  InstructionFile,
+  ServerEvent,
+  ServerEventOf,
+  TaskTally,
+} from '@claw/channel/protocol';
 
 export type ConnectionStatus =
   | 'connecting'
@@ -28,6 +33,18 @@ export interface AssistantItem {
   kind: 'assistant';
   key: string;
   text: string;
+  streaming: boolean;
+}
+
+/**
+ * What the model reasoned in one model call (REAL-4), apart from its answer: the call's thinking
+ * deltas grow it, as text deltas grow an assistant bubble. It sits before the call's answer.
+ */
+export interface ThinkingItem {
+  kind: 'thinking';
+  key: string;
+  text: string;
+  /** True while the model is still reasoning (until its answer, a tool call or the call's end). */
   streaming: boolean;
 }
 
@@ -64,11 +81,19 @@ export interface NoticeItem {
   text: string;
 }
 
-export type TranscriptItem = UserItem | AssistantItem | ToolItem | ApprovalItem | NoticeItem;
+export type TranscriptItem =
+  | UserItem
+  | AssistantItem
+  | ThinkingItem
+  | ToolItem
+  | ApprovalItem
+  | NoticeItem;
 
 export interface Figures {
   /** Tokens over the session's life (from the last `usage`). */
   sessionTokens?: number;
+  /** Of the session's prompt tokens, those the server read from its prompt cache (REAL-5). */
+  sessionCachedTokens?: number;
   /** Tokens of the last task so far. */
   runTokens?: number;
   sessionCostUsd?: number;
@@ -104,10 +129,14 @@ export interface SessionView {
   lastEnd?: TaskEnd;
   role?: 'controller' | 'observer';
   workdir?: string;
+  /** The project instruction files the model is given, in order (`session_opened`, REAL-2). */
+  instructions?: InstructionFile[];
   items: TranscriptItem[];
   /** The key of the assistant bubble that text deltas grow, if one is streaming. */
   streamingKey?: string;
-  /** When the current model turn began (ms since epoch), until its first text delta. */
+  /** The key of the thinking block of the current model call, once it has one. */
+  thinkingKey?: string;
+  /** When the current model turn began (ms since epoch), until its first delta (any kind). */
   turnStartedAt?: number;
   /** `session_opened.pending_approvals`, kept to re-add after a `history` rebuild. */
   openPending: Array<ServerEventOf<'approval_request'>>;
