@@ -1,7 +1,8 @@
 import { defineCase } from '../src/case.js';
 
 // A subagent started by the run (ENG-9) uses the same model; its tokens land in the parent's
-// session and its spans under the parent's run (RunSub).
+// session and its spans under the parent's run (RunSub). Its requests are a conversation of
+// their own, with their own system message.
 export default defineCase({
   id: 'subagent-tokens',
   title: 'A subagent\'s model calls are counted in the parent session\'s tokens and traced under its run.',
@@ -28,5 +29,13 @@ export default defineCase({
     budget: { modelCalls: 4, sessionTokensFromScript: true },
     trace: { subagentRuns: 1 },
     trajectory: { strict: ['spawn_subagent'] },
+    // The subagent's requests carry a system message of their own, stable in turn (REAL-1).
+    requests: {
+      system: {
+        contains: ['You are claw, a coding agent.'],
+        absent: ['You are a helper of claw'],
+        stable: true,
+      },
+    },
   },
 });

@@ -1,4 +1,4 @@
-import type { ApprovalDecision, Message, RiskLevel } from '@claw/core';
+import { modelPriceSchema, type ApprovalDecision, type Message, type ModelPrice, type RiskLevel } from '@claw/core';
 import type { BudgetOptions, RunStatus } from '@claw/engine';
 import { z } from 'zod';
 import { EvalError } from './errors.js';
@@ -13,6 +13,7 @@ export const scorerNames = [
   'pairing',
   'budget',
   'trace',
+  'requests',
 ] as const;
 export type ScorerName = (typeof scorerNames)[number];
 
@@ -51,15 +52,25 @@ export type CaseBudgets = BudgetOptions & { maxTurns?: number };
  * `openai-http`: the script is served by a fake OpenAI-compatible server on 127.0.0.1 and read by
  * the real OpenAI provider wrapped in the real retrying provider, as claw runs with a real model
  * (timeouts and retries included; backoff waits are skipped, and a hanging round makes its
- * first-token timer fire at once).
+ * first-token timer fire at once). The timeouts and retries are the run's settings: the
+ * runtime's defaults unless the case sets them here.
  */
 export interface ModelSpec {
   transport?: 'in-process' | 'openai-http';
-  /** Retries after the first attempt (openai-http). Default 2. */
+  /**
+   * The model the run asks for, which the scripted model answers as, and whose price the run's
+   * cost is reckoned by (scripted runs only). Default `claw-eval-script` (no price).
+   */
+  name?: string;
+  /** The price of `name` (US dollars per million tokens), over the default price table. */
+  price?: ModelPrice;
+  /** Retries after the first attempt (openai-http). Default 2 (the runtime's). */
   retries?: number;
-  /** Default 15 000 (the runtime's). */
+  /** Limit until a streamed reply's first piece (openai-http). Default 120 000 (the runtime's). */
   firstTokenTimeoutMs?: number;
-  /** Default 60 000 (the runtime's). */
+  /** Limit of silence between a stream's pieces (openai-http). Default 120 000 (the runtime's). */
+  streamIdleTimeoutMs?: number;
+  /** Limit of a whole model call (openai-http). Default 0: none (the runtime's). */
   callTimeoutMs?: number;
 }
 
@@ -94,6 +105,16 @@ export interface HarnessFaults {
   misreportUsage?: boolean;
   /** Model call `n` (1-based) fails with a provider error instead of replying. */
   failModelCall?: number;
+  /**
+   * The system message of every model call after the first gets the call's number appended, as
+   * a system prompt rebuilt for each request (a clock, a counter) would.
+   */
+  driftingSystemPrompt?: boolean;
+  /**
+   * The stored reasoning of each earlier reply is sent back to the model in front of its text, as
+   * an engine or provider that leaks reasoning into the history would.
+   */
+  echoReasoning?: boolean;
 }
 
 export interface FileExpectation {
@@ -119,6 +140,49 @@ export interface TrajectoryExpectation {
   forbidden?: string[];
   /** How often each named tool is called. */
   counts?: Record<string, number>;
+}
+
+/**
+ * Checks on the first system message of the run's requests (REAL-1, REAL-2); a subagent's are
+ * only held to `stable`.
+ */
+export interface SystemExpectation {
+  /**
+   * Texts every request of the run (not a subagent's) carries in its first system message.
+   * `{{workspace}}` and `{{outside}}` stand for the run's folders.
+   */
+  contains?: string[];
+  /** Texts in the system message in this order, each after the end of the one before. */
+  order?: string[];
+  /** Texts no request of the run carries in its system message (negative: needs evidence). */
+  absent?: string[];
+  /**
+   * Every request of the run carries a byte-identical first system message, and so does every
+   * request of each subagent (checked apart: a subagent has its own).
+   */
+  stable?: true;
+}
+
+/** Checks on the requests claw sent the model (scripted runs). */
+export interface RequestsExpectation {
+  system?: SystemExpectation;
+  /**
+   * Requests after a reply with reasoning do not send it back: no message carries a reasoning
+   * field on the wire, and no reasoning of the script appears in the messages' text.
+   */
+  reasoningNotSent?: true;
+}
+
+/** Checks on the reasoning the run reported (REAL-4). */
+export interface ThinkingExpectation {
+  /** The reasoning the reporter was given (`onThinkingDelta` pieces, joined) is exactly this. */
+  equals?: string;
+  /** The reported reasoning is the scripted replies' reasoning, in order (scripted runs). */
+  fromScript?: true;
+  /** The assistant message of each reply with reasoning keeps it (`reasoning`) in the session. */
+  stored?: true;
+  /** No reasoning shows in the final text or the assistant messages' text (negative). */
+  notInAnswer?: true;
 }
 
 export interface Expectations {
@@ -154,6 +218,11 @@ export interface Expectations {
     modelCalls?: number;
     /** The session's token totals equal the script's usage (subagents' included). */
     sessionTokensFromScript?: boolean;
+    /**
+     * The run's cost in US dollars (subagents' included), to within 1e-9, every call priced by the
+     * price of the model that answered (scripted runs).
+     */
+    costUsd?: number;
   };
   trace?: {
     /** Each Thinking span's ttfb_ms reproduces the round's scripted ttfb. */
@@ -165,6 +234,10 @@ export interface Expectations {
     /** How many subagent runs (RunSub spans) there were. */
     subagentRuns?: number;
   };
+  /** The requests claw sent the model: their system message, what they leave out. */
+  requests?: RequestsExpectation;
+  /** The reasoning the run reported and kept. */
+  thinking?: ThinkingExpectation;
 }
 
 export interface EvalCaseInput {
@@ -173,8 +246,21 @@ export interface EvalCaseInput {
   /** One sentence: what the case proves. */
   title: string;
   tags?: string[];
-  /** Workspace files before the run, by relative path. */
+  /**
+   * Workspace files before the run, by relative path (`.git/HEAD` with `ref: refs/heads/main`
+   * makes the workspace a git repository; `AGENTS.md` files are project instructions).
+   */
   files?: Record<string, string>;
+  /**
+   * The folder of the workspace the run works in (its working directory, `/`-separated), so that
+   * the project instructions from the repository root down to it apply. Default: the workspace.
+   */
+  workdir?: string;
+  /**
+   * Files of the user's own config folder (`$XDG_CONFIG_HOME/claw`: its `AGENTS.md`), made beside
+   * the workspace; the run must not change them. Default: no user config folder.
+   */
+  userConfig?: Record<string, string>;
   /** Files in a folder next to the workspace, which no run may change. */
   outside?: Record<string, string>;
   prompt: string;
@@ -209,6 +295,14 @@ const functionOr = <T extends z.ZodType>(schema: T) =>
 
 const decisionSchema = z.enum(['allow_once', 'allow_session', 'deny']);
 
+/** A folder inside the workspace: relative, `/`-separated, without `.` or `..` parts. */
+function isFolderPath(value: string): boolean {
+  if (value === '' || value.includes('\\') || value.startsWith('/') || /^[A-Za-z]:/.test(value)) {
+    return false;
+  }
+  return value.split('/').every((part) => part !== '' && part !== '.' && part !== '..');
+}
+
 const messageSchema = z.custom<Message>(
   (value) => typeof value === 'object' && value !== null && 'role' in value,
 );
@@ -219,6 +313,11 @@ const caseSchema = z
     title: z.string().min(1),
     tags: z.array(z.string().min(1)).optional(),
     files: z.record(z.string(), z.string()).optional(),
+    workdir: z
+      .string()
+      .refine(isFolderPath, 'use a folder inside the workspace: relative, `/`-separated, no `.` or `..`')
+      .optional(),
+    userConfig: z.record(z.string(), z.string()).optional(),
     outside: z.record(z.string(), z.string()).optional(),
     prompt: z.string().min(1),
     script: z.array(roundSchema),
@@ -258,9 +357,12 @@ const caseSchema = z
     model: z
       .object({
         transport: z.enum(['in-process', 'openai-http']).optional(),
+        name: z.string().min(1).optional(),
+        price: modelPriceSchema.optional(),
         retries: z.number().int().min(0).optional(),
-        firstTokenTimeoutMs: z.number().int().min(1).optional(),
-        callTimeoutMs: z.number().int().min(1).optional(),
+        firstTokenTimeoutMs: z.number().int().min(0).optional(),
+        streamIdleTimeoutMs: z.number().int().min(0).optional(),
+        callTimeoutMs: z.number().int().min(0).optional(),
       })
       .strict()
       .optional(),
@@ -282,6 +384,8 @@ const caseSchema = z
         serialTools: z.boolean().optional(),
         misreportUsage: z.boolean().optional(),
         failModelCall: z.number().int().min(1).optional(),
+        driftingSystemPrompt: z.boolean().optional(),
+        echoReasoning: z.boolean().optional(),
       })
       .strict()
       .optional(),
@@ -298,6 +402,7 @@ const caseSchema = z
 export function positiveAssertions(expect: Expectations): string[] {
   const found: string[] = [];
   const { outcome, files, trajectory, boundary, pairing, budget, trace } = expect;
+  const { requests, thinking } = expect;
   if (outcome !== undefined && Object.values(outcome).some((value) => value !== undefined)) {
     found.push('outcome');
   }
@@ -321,11 +426,19 @@ export function positiveAssertions(expect: Expectations): string[] {
   for (const [key, value] of Object.entries(trace ?? {})) {
     if (value !== undefined) found.push(`trace.${key}`);
   }
+  for (const key of ['contains', 'order', 'stable'] as const) {
+    if (requests?.system?.[key] !== undefined) found.push(`requests.system.${key}`);
+  }
+  if (requests?.reasoningNotSent !== undefined) found.push('requests.reasoningNotSent');
+  for (const key of ['equals', 'fromScript', 'stored'] as const) {
+    if (thinking?.[key] !== undefined) found.push(`thinking.${key}`);
+  }
   return found;
 }
 
 const knownExpectations = new Set([
   'outcome', 'files', 'observations', 'trajectory', 'boundary', 'pairing', 'budget', 'trace',
+  'requests', 'thinking',
 ]);
 
 /**
@@ -355,8 +468,8 @@ export function defineCase(input: EvalCaseInput): EvalCase {
   if (positiveAssertions(input.expect).length === 0) {
     throw new EvalError(
       `${where} has no positive assertion: a case must check something the run did (outcome, ` +
-      'file equals/contains, trajectory, boundary.denied, pairing, budget or trace), not only ' +
-      'what it did not do',
+      'file equals/contains, trajectory, boundary.denied, pairing, budget, trace, requests or ' +
+      'thinking), not only what it did not do',
       { code: 'case_invalid' },
     );
   }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { staticHandler, type ApprovalHandler, type AuditEntry } from '@claw/approval';
 import {
@@ -26,7 +26,7 @@ import { canceledObservationText } from '@claw/engine';
 import { context, trace } from '@opentelemetry/api';
 import type { ApprovalSpec, EvalCase, HarnessFaults, SessionSeed } from './case.js';
 import { EvalError } from './errors.js';
-import { createScriptedModel, type ScriptedModel } from './model.js';
+import { createScriptedModel, withRequestFaults, type ScriptedModel } from './model.js';
 import type { ApprovalRecord, RunRecord, TimelineEvent } from './run-record.js';
 import { fillRound, parseArguments, type Round } from './script.js';
 import { scriptedTools } from './scripted-tools.js';
@@ -159,14 +159,25 @@ export async function runCase(
     options.signal?.throwIfAborted();
     ensureContextPropagation();
     folders = await makeRunFolders(evalCase.id);
-    record.folders = { ...folders };
+    const workDir = evalCase.workdir === undefined
+      ? folders.workspace
+      : path.join(folders.workspace, ...evalCase.workdir.split('/'));
+    const userConfig = evalCase.userConfig === undefined ? undefined : path.join(folders.root, 'config', 'claw');
+    record.folders = { ...folders, workDir, ...(userConfig === undefined ? {} : { userConfig }) };
     const places = { workspace: folders.workspace, outside: folders.outside };
     await writeFiles(folders.workspace, evalCase.files ?? {});
+    await mkdir(workDir, { recursive: true });
     await writeFiles(folders.outside, evalCase.outside ?? {});
-    if (evalCase.session !== undefined) {
-      await seedSession(folders.workspace, evalCase.session);
+    if (userConfig !== undefined) {
+      await mkdir(userConfig, { recursive: true });
+      await writeFiles(userConfig, evalCase.userConfig ?? {});
     }
-    record.files.before = await snapshot(folders.workspace, ['.claw']);
+    if (evalCase.session !== undefined) {
+      await seedSession(workDir, evalCase.session);
+    }
+    // claw's own state (sessions, grants, audit log) is kept in the working folder's `.claw/`.
+    const ownState = evalCase.workdir === undefined ? ['.claw'] : ['.claw', `${evalCase.workdir}/.claw`];
+    record.files.before = await snapshot(folders.workspace, ownState);
     record.outside.before = await snapshot(folders.root, ['workspace']);
     const rounds: Round[] = evalCase.script.map((round) => fillRound(round, places));
     record.script = rounds;
@@ -184,10 +195,17 @@ export async function runCase(
     const cancel = evalCase.cancel;
 
     const settings = runSettings(evalCase, options, mode);
+    if (userConfig !== undefined) settings.userConfigDir = userConfig;
     if (mode === 'scripted') {
       model = await createScriptedModel({
         rounds,
         ...(evalCase.model === undefined ? {} : { model: evalCase.model }),
+        limits: {
+          retries: settings.retries,
+          callTimeoutMs: settings.callTimeoutMs,
+          firstTokenTimeoutMs: settings.firstTokenTimeoutMs,
+          streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
+        },
         faults,
         now,
         modelName: settings.model,
@@ -211,7 +229,8 @@ export async function runCase(
     const sessions: SessionSource | undefined = faults.dropCanceledObservation === true
       ? new DroppingSessions(new WorkspaceSessions())
       : undefined;
-    const provider = model?.provider ?? options.provider;
+    const given = model?.provider ?? options.provider;
+    const provider = given === undefined ? undefined : withRequestFaults(given, faults);
     factory = new RuntimeFactory({
       settings,
       env: {},
@@ -233,7 +252,7 @@ export async function runCase(
       return false;
     });
     runtime = await factory.createRuntime({
-      workDir: folders.workspace,
+      workDir,
       sessionId: evalSessionId,
       approvalHandler: handler,
     });
@@ -267,6 +286,7 @@ export async function runCase(
     options.signal?.throwIfAborted();
     record.status = result.status;
     record.finalText = result.finalText;
+    record.runCost = { ...result.cost };
     if (result.error !== undefined) {
       record.errorCode = result.error.code;
       record.errorMessage = result.error.message;
@@ -277,8 +297,8 @@ export async function runCase(
     runtime = undefined;
     await factory.close();
     factory = undefined;
-    record.audit = await readAudit(folders.workspace);
-    record.files.after = await snapshot(folders.workspace, ['.claw']);
+    record.audit = await readAudit(workDir);
+    record.files.after = await snapshot(folders.workspace, ownState);
     record.outside.after = await snapshot(folders.root, ['workspace']);
   } catch (error) {
     record.infraError = `${errorMessage(error)}${error instanceof Error && error.stack !== undefined ? `\n${error.stack.split('\n').slice(1, 6).join('\n')}` : ''}`;
@@ -301,8 +321,15 @@ export async function runCase(
   return record;
 }
 
-/** The runtime settings of one run: the case's budgets over the runtime's defaults. */
-function runSettings(evalCase: EvalCase, options: RunCaseOptions, mode: 'scripted' | 'real'): Settings {
+/**
+ * The runtime settings of one run: the case's budgets, model limits and (scripted) model name and
+ * price over the runtime's defaults.
+ */
+export function runSettings(
+  evalCase: EvalCase,
+  options: Pick<RunCaseOptions, 'settings'>,
+  mode: 'scripted' | 'real',
+): Settings {
   const base: Settings = mode === 'real' && options.settings !== undefined
     ? options.settings
     : {
@@ -313,13 +340,26 @@ function runSettings(evalCase: EvalCase, options: RunCaseOptions, mode: 'scripte
         approval: 'ask',
         sandbox: { isolation: 'off', allowNetwork: false },
       };
+  const spec = evalCase.model ?? {};
+  const model = mode === 'scripted' ? spec.name ?? base.model : base.model;
   return {
     ...base,
     // The handler answers for the case: every call the policy asks about reaches it.
     approval: 'ask',
-    ...(evalCase.model?.firstTokenTimeoutMs === undefined
+    ...(spec.retries === undefined ? {} : { retries: spec.retries }),
+    ...(spec.firstTokenTimeoutMs === undefined
       ? {}
-      : { firstTokenTimeoutMs: evalCase.model.firstTokenTimeoutMs }),
+      : { firstTokenTimeoutMs: spec.firstTokenTimeoutMs }),
+    ...(spec.streamIdleTimeoutMs === undefined
+      ? {}
+      : { streamIdleTimeoutMs: spec.streamIdleTimeoutMs }),
+    ...(spec.callTimeoutMs === undefined ? {} : { callTimeoutMs: spec.callTimeoutMs }),
+    ...(mode === 'scripted'
+      ? {
+          model,
+          ...(spec.price === undefined ? {} : { prices: { ...base.prices, [model]: spec.price } }),
+        }
+      : {}),
     ...evalCase.budgets,
   };
 }
@@ -395,6 +435,7 @@ function timelineReporter(timeline: TimelineEvent[], now: () => number): Reporte
   };
   return {
     onThinking: ({ turn }) => push({ type: 'thinking', detail: `model call ${turn}` }),
+    onThinkingDelta: (delta) => push({ type: 'thinking_delta', detail: delta }),
     onTextCompleted: (text) => push({ type: 'text', detail: text }),
     onToolCall: (call) =>
       push({ type: 'tool_call', detail: `${call.name} ${call.arguments}`, toolCallId: call.id }),

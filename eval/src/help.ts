@@ -47,11 +47,13 @@ Options of a run:
 What a run does: each case gets a fresh temporary workspace and a folder beside it that nothing
 may change; the runtime is built by the same RuntimeFactory as claw's, with the case's script
 as the model, the case's tools, budgets and approval answers; spans go to memory under an "Eval"
-span. Scorers: script (no extra model call, no unused round), state (files, outcome, nothing
-outside changed), trajectory, boundary (denied calls changed nothing, the audit says deny),
-pairing (every call exactly one Observation), budget (stop reason, exact model calls, nothing
-after the stop), trace (Eval → Agent.Run → Thinking/Action, one ttfb_ms per model call, token
-sums). Canary cases are built to fail one scorer each: they pass only when it fails.
+span. Scorers: script (no extra model call, no unused round), state (files, outcome, reported
+reasoning, nothing outside changed), trajectory, boundary (denied calls changed nothing, the
+audit says deny), pairing (every call exactly one Observation), budget (stop reason, exact
+model calls, nothing after the stop, cost), trace (Eval → Agent.Run → Thinking/Action, one
+ttfb_ms per model call, token sums), requests (the system message claw sent: its texts, their
+order, byte-identical in every request; reasoning never sent back). Canary cases are built to
+fail one scorer each: they pass only when it fails.
 
 Files written to --out:
   results.json           versioned (schemaVersion 1; \`claw-eval schema\` prints the JSON Schema):

@@ -9,7 +9,7 @@ import {
   type StreamEvent,
   type ToolCall,
 } from '@claw/core';
-import { OpenAIProvider, RetryingProvider, type SetTimer } from '@claw/provider';
+import { OpenAIProvider, RetryingProvider, toChatMessages, type SetTimer } from '@claw/provider';
 import { ScriptedProvider, type ScriptedReply, type ScriptedStep } from '@claw/testing';
 import { FakeOpenAIServer, type FakeTurn, type RecordedRequest } from '@claw/testing/node';
 import type { HarnessFaults, ModelSpec } from './case.js';
@@ -33,6 +33,12 @@ export interface ModelCallRecord {
   scriptedMs: number;
   /** The messages the model was sent. */
   messages: Message[];
+  /**
+   * The messages as they went over the wire, every field included: over HTTP the request body's
+   * `messages` as the server received them; in process the request's messages converted as the
+   * OpenAI provider converts them (there is no wire).
+   */
+  wire: unknown[];
   /** Names of the tools the model was offered. */
   tools: string[];
 }
@@ -49,15 +55,25 @@ export interface ScriptedModel {
   close(): Promise<void>;
 }
 
+/** How the real model path limits and retries a call (openai-http): the run's settings. */
+export interface ModelCallLimits {
+  retries: number;
+  callTimeoutMs: number;
+  firstTokenTimeoutMs: number;
+  streamIdleTimeoutMs: number;
+}
+
 export interface ScriptedModelOptions {
   rounds: readonly Round[];
   model?: ModelSpec;
+  /** The limits of the openai-http transport's retrying provider, as the runtime sets them. */
+  limits: ModelCallLimits;
   faults?: HarnessFaults;
   /** The run's clock in milliseconds. */
   now: () => number;
   /** Called when an attempt starts, with its 1-based number (the cancel point). */
   onCall?: (attempt: number) => void;
-  /** The model name the provider asks for. */
+  /** The model name the provider asks for, and the scripted model answers as. */
   modelName: string;
 }
 
@@ -135,6 +151,7 @@ class InProcessScriptedModel implements ScriptedModel {
       startedAt: this.options.now(),
       scriptedMs: 0,
       messages: structuredClone(request.messages),
+      wire: structuredClone(toChatMessages(request.messages)),
       tools: (request.tools ?? []).map((tool) => tool.name),
     };
     this.calls.push(record);
@@ -146,12 +163,15 @@ class InProcessScriptedModel implements ScriptedModel {
     if (this.options.faults?.failModelCall === attempt) return { error: injectedFailure(attempt) };
     const extra = this.options.faults?.misreportUsage === true ? 1 : 0;
     const chunks = roundChunks(round);
+    const cached = round.usage?.cachedTokens;
     return {
       ...(chunks.length > 0 ? { textChunks: chunks } : { text: roundText(round) }),
+      ...(round.reasoning === undefined ? {} : { reasoning: round.reasoning }),
       toolCalls: scriptedCalls(round, roundNumber),
       usage: {
         promptTokens: (round.usage?.promptTokens ?? 0) + extra,
         completionTokens: round.usage?.completionTokens ?? 0,
+        ...(cached === undefined ? {} : { cachedPromptTokens: cached }),
       },
       ...(round.ttfbMs === undefined ? {} : { delayMs: round.ttfbMs }),
       ...(round.chunkGapMs === undefined ? {} : { chunkDelayMs: round.chunkGapMs }),
@@ -169,16 +189,21 @@ class InProcessScriptedModel implements ScriptedModel {
     }
   }
 
-  /** Marks how each attempt ends, without changing what the engine sees. */
+  /**
+   * Marks how each attempt ends. The engine sees the replies as scripted, except that they name
+   * the model that was asked for, as a server's do (the scripted provider names itself), so that
+   * the run's cost is priced by that model.
+   */
   private watch(inner: ScriptedProvider): Provider {
     const stream = inner.stream?.bind(inner);
+    const answeredAs = (request: ModelRequest): string => request.model ?? this.options.modelName;
     return {
       name: inner.name,
       generate: async (request, callOptions: CallOptions = {}) => {
         try {
           const response = await inner.generate(request, callOptions);
           this.finish(this.current, 'completed');
-          return response;
+          return { ...response, model: answeredAs(request) };
         } catch (error) {
           this.finish(this.current, endOf(callOptions.signal));
           throw error;
@@ -188,13 +213,18 @@ class InProcessScriptedModel implements ScriptedModel {
         ? {}
         : {
             stream: (request: ModelRequest, callOptions: CallOptions = {}) =>
-              this.watchStream(stream(request, callOptions), callOptions.signal),
+              this.watchStream(
+                stream(request, callOptions),
+                answeredAs(request),
+                callOptions.signal,
+              ),
           }),
     };
   }
 
   private async *watchStream(
     events: AsyncIterable<StreamEvent>,
+    model: string,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<StreamEvent> {
     let record: ModelCallRecord | undefined;
@@ -206,6 +236,8 @@ class InProcessScriptedModel implements ScriptedModel {
           // The consumer may stop pulling once it has the reply.
           completed = true;
           this.finish(record, 'completed');
+          yield { ...event, response: { ...event.response, model } };
+          continue;
         }
         yield event;
       }
@@ -289,13 +321,15 @@ class HttpScriptedModel implements ScriptedModel {
     this.options = options;
     this.server = server;
     this.timers = timers;
-    const spec = options.model ?? {};
+    const { limits } = options;
+    // Configured as the runtime configures the provider it builds from the settings.
     this.provider = new RetryingProvider(
       new OpenAIProvider({ apiKey: 'claw-eval', model: options.modelName, baseURL: server.baseURL }),
       {
-        attempts: (spec.retries ?? 2) + 1,
-        callTimeoutMs: spec.callTimeoutMs ?? 60_000,
-        firstTokenTimeoutMs: this.firstTokenTimeoutMs,
+        attempts: limits.retries + 1,
+        callTimeoutMs: limits.callTimeoutMs,
+        firstTokenTimeoutMs: limits.firstTokenTimeoutMs,
+        streamIdleTimeoutMs: limits.streamIdleTimeoutMs,
         setTimer: timers.setTimer,
         sleep: async (ms, signal) => {
           this.retryWaits.push(ms);
@@ -318,10 +352,6 @@ class HttpScriptedModel implements ScriptedModel {
     });
     holder.model = new HttpScriptedModel(options, server, timers);
     return holder.model;
-  }
-
-  private get firstTokenTimeoutMs(): number {
-    return this.options.model?.firstTokenTimeoutMs ?? 15_000;
   }
 
   unusedRounds(): number[] {
@@ -349,6 +379,7 @@ class HttpScriptedModel implements ScriptedModel {
       startedAt: this.options.now(),
       scriptedMs: round === undefined || round.fault !== undefined ? 0 : plannedMs(round),
       messages: fromWireMessages(body.messages),
+      wire: Array.isArray(body.messages) ? (body.messages as unknown[]) : [],
       tools: (body.tools ?? []).map((tool) => tool.function?.name ?? ''),
     };
     this.calls.push(record);
@@ -361,7 +392,7 @@ class HttpScriptedModel implements ScriptedModel {
     });
     if (round?.fault?.type === 'hang') {
       // The attempt's first-token timer is running (it starts before the request is sent).
-      setImmediate(() => this.timers.fire(this.firstTokenTimeoutMs));
+      setImmediate(() => this.timers.fire(this.options.limits.firstTokenTimeoutMs));
     }
   }
 
@@ -392,8 +423,10 @@ class HttpScriptedModel implements ScriptedModel {
     }
     const extra = this.options.faults?.misreportUsage === true ? 1 : 0;
     const chunks = roundChunks(round);
+    const cached = round.usage?.cachedTokens;
     return {
       ...(chunks.length > 0 ? { textChunks: chunks, text: chunks.join('') } : {}),
+      ...(round.reasoning === undefined ? {} : { reasoning: round.reasoning }),
       toolCalls: scriptedCalls(round, attempt).map((call) => ({
         id: call.id,
         name: call.name,
@@ -402,6 +435,7 @@ class HttpScriptedModel implements ScriptedModel {
       usage: {
         promptTokens: (round.usage?.promptTokens ?? 0) + extra,
         completionTokens: round.usage?.completionTokens ?? 0,
+        ...(cached === undefined ? {} : { cachedTokens: cached }),
       },
       ...(round.ttfbMs === undefined ? {} : { delayMs: round.ttfbMs }),
       ...(round.chunkGapMs === undefined ? {} : { chunkDelayMs: round.chunkGapMs }),
@@ -411,10 +445,12 @@ class HttpScriptedModel implements ScriptedModel {
 
 /**
  * The scripted waits of a round served over HTTP: the delay before the response, and a gap
- * before each data chunk after the first (role, text pieces, tool calls, finish, usage).
+ * before each data chunk after the first (role, reasoning and text pieces, tool calls, finish,
+ * usage).
  */
 function plannedMs(round: Round): number {
-  const chunks = 1 + roundChunks(round).length + (round.toolCalls?.length ?? 0) + 2;
+  const chunks = 1 + (round.reasoning?.length ?? 0) + roundChunks(round).length +
+    (round.toolCalls?.length ?? 0) + 2;
   return (round.ttfbMs ?? 0) + (round.chunkGapMs ?? 0) * (chunks - 1);
 }
 
@@ -454,4 +490,39 @@ export function fromWireMessages(value: unknown): Message[] {
         return { role: 'user', content };
     }
   });
+}
+
+/**
+ * Seeded faults in what claw sends (`driftingSystemPrompt`, `echoReasoning`): a provider that
+ * changes each request before passing it on, as an engine or provider with that regression
+ * would. `provider` itself when neither fault is set.
+ */
+export function withRequestFaults(provider: Provider, faults: HarnessFaults): Provider {
+  if (faults.driftingSystemPrompt !== true && faults.echoReasoning !== true) return provider;
+  let calls = 0;
+  const change = (request: ModelRequest): ModelRequest => {
+    calls += 1;
+    const call = calls;
+    const messages = request.messages.map((message, index): Message => {
+      if (faults.driftingSystemPrompt === true && index === 0 && message.role === 'system' && call > 1) {
+        return { ...message, content: `${message.content}\n(request ${call})` };
+      }
+      if (faults.echoReasoning === true && message.role === 'assistant' && message.reasoning !== undefined) {
+        return { ...message, content: `${message.reasoning}${message.content}` };
+      }
+      return message;
+    });
+    return { ...request, messages };
+  };
+  const stream = provider.stream?.bind(provider);
+  return {
+    name: provider.name,
+    generate: (request, callOptions) => provider.generate(change(request), callOptions),
+    ...(stream === undefined
+      ? {}
+      : {
+          stream: (request: ModelRequest, callOptions?: CallOptions) =>
+            stream(change(request), callOptions),
+        }),
+  };
 }

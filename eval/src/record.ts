@@ -56,14 +56,21 @@ export function settingsProvider(settings: Settings): Provider {
       attempts: settings.retries + 1,
       callTimeoutMs: settings.callTimeoutMs,
       firstTokenTimeoutMs: settings.firstTokenTimeoutMs,
+      streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
     },
   );
 }
 
 function usageOf(usage: Usage | undefined) {
-  return usage === undefined
-    ? {}
-    : { usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens } };
+  if (usage === undefined) return {};
+  const { promptTokens, completionTokens, cachedPromptTokens } = usage;
+  return {
+    usage: {
+      promptTokens,
+      completionTokens,
+      ...(cachedPromptTokens === undefined ? {} : { cachedTokens: cachedPromptTokens }),
+    },
+  };
 }
 
 /** A provider that passes every call on and keeps each reply, with its timing, as it arrived. */
@@ -83,9 +90,11 @@ export class RecordingProvider implements Provider {
   async generate(request: ModelRequest, options?: CallOptions) {
     const started = performance.now();
     const response = await this.inner.generate(request, options);
+    const reasoning = response.message.reasoning;
     this.replies.push({
       text: response.message.content,
       chunks: response.message.content === '' ? [] : [response.message.content],
+      ...(reasoning === undefined || reasoning === '' ? {} : { reasoning: [reasoning] }),
       toolCalls: response.message.toolCalls ?? [],
       ...usageOf(response.usage),
       ttfbMs: performance.now() - started,
@@ -100,17 +109,20 @@ export class RecordingProvider implements Provider {
     let ttfbMs: number | undefined;
     const gapsMs: number[] = [];
     const chunks: string[] = [];
+    const reasoning: string[] = [];
     for await (const event of events) {
       const now = performance.now();
       if (last === undefined) ttfbMs = now - started;
       else gapsMs.push(now - last);
       last = now;
       if (event.type === 'text_delta') chunks.push(event.delta);
+      if (event.type === 'reasoning_delta') reasoning.push(event.delta);
       if (event.type === 'completed') {
         const { message, usage } = event.response;
         this.replies.push({
           text: message.content,
           chunks: chunks.join('') === message.content ? chunks : [message.content],
+          ...(reasoning.length > 0 ? { reasoning } : {}),
           toolCalls: message.toolCalls ?? [],
           ...usageOf(usage),
           ...(ttfbMs === undefined ? {} : { ttfbMs }),

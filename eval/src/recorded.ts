@@ -20,10 +20,12 @@ export type Recording = z.infer<typeof recordingSchema>;
 /**
  * The expectations of a case for a replayed recording or a real model: the model may take other
  * steps than the script did, so trajectories only require the expected tools (forbidden tools
- * stay forbidden), and exact model-call and retry counts are dropped.
+ * stay forbidden), and exact model-call and retry counts are dropped; so are the cost (of other
+ * usage) and what depends on the model reasoning (it may not), except that no reasoning may show
+ * in the answer.
  */
 export function relaxedExpectations(expect: Expectations): Expectations {
-  const { trajectory, budget, trace, ...rest } = expect;
+  const { trajectory, budget, trace, requests, thinking, ...rest } = expect;
   const expectedTools = [
     ...new Set([
       ...(trajectory?.strict ?? []),
@@ -39,13 +41,16 @@ export function relaxedExpectations(expect: Expectations): Expectations {
     ...(expectedTools.length > 0 ? { subset: expectedTools } : {}),
     ...(trajectory?.forbidden === undefined ? {} : { forbidden: trajectory.forbidden }),
   };
-  const { modelCalls: _calls, ...keptBudget } = budget ?? {};
+  const { modelCalls: _calls, costUsd: _cost, ...keptBudget } = budget ?? {};
   const { retries: _retries, ...keptTrace } = trace ?? {};
+  const { reasoningNotSent: _reasoning, ...keptRequests } = requests ?? {};
   return {
     ...rest,
     ...(Object.keys(relaxedTrajectory).length > 0 ? { trajectory: relaxedTrajectory } : {}),
     ...(Object.keys(keptBudget).length > 0 ? { budget: keptBudget } : {}),
     ...(Object.keys(keptTrace).length > 0 ? { trace: keptTrace } : {}),
+    ...(Object.keys(keptRequests).length > 0 ? { requests: keptRequests } : {}),
+    ...(thinking?.notInAnswer === true ? { thinking: { notInAnswer: true } } : {}),
   };
 }
 
@@ -148,7 +153,9 @@ export interface RecordedReply {
   /** Text deltas as they arrived. */
   chunks: string[];
   toolCalls: Array<{ id: string; name: string; arguments: string }>;
-  usage?: { promptTokens: number; completionTokens: number };
+  /** Reasoning deltas as they arrived (REAL-4); empty when the model streamed none. */
+  reasoning?: string[];
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number };
   /** Milliseconds from the call's start to its first stream event. */
   ttfbMs?: number;
   /** Milliseconds between the stream's events. */
@@ -164,8 +171,8 @@ function median(values: readonly number[]): number {
 /**
  * Replies recorded from a real model → script rounds (EVAL-6): call ids dropped (the harness
  * assigns its own; ids quoted in text are rewritten to them), the run's temporary paths replaced
- * by placeholders, secrets redacted, timing kept (time to first token, the typical gap between
- * stream events), rounded to whole milliseconds.
+ * by placeholders, secrets redacted (in the reasoning too), cached tokens kept, timing kept (time
+ * to first token, the typical gap between stream events), rounded to whole milliseconds.
  */
 export function normalizeRecording(
   replies: readonly RecordedReply[],
@@ -181,6 +188,7 @@ export function normalizeRecording(
   return replies.map((reply): Round => {
     const chunks = reply.chunks.map(clean);
     const joined = chunks.join('');
+    const reasoning = (reply.reasoning ?? []).map(clean);
     const toolCalls = reply.toolCalls.map((call) => {
       const text = clean(call.arguments);
       const parsed = parseArguments(text);
@@ -191,6 +199,7 @@ export function normalizeRecording(
     const gap = Math.round(median(reply.gapsMs));
     return {
       ...(chunks.length > 1 ? { chunks } : joined === '' ? {} : { text: joined }),
+      ...(reasoning.length > 0 ? { reasoning } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
       ...(reply.usage === undefined ? {} : { usage: reply.usage }),
       ...(reply.ttfbMs === undefined ? {} : { ttfbMs: Math.round(reply.ttfbMs) }),

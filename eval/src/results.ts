@@ -2,6 +2,7 @@ import { messageSchema } from '@claw/core';
 import { z } from 'zod';
 import { scorerNames } from './case.js';
 import type { RunRecord } from './run-record.js';
+import { systemOf } from './scorers/requests.js';
 import type { CaseResult, SampleResult, SuiteResult } from './suite.js';
 import { diffSnapshots } from './workspace.js';
 
@@ -68,7 +69,7 @@ const detailSchema = z.object({
   seededMessages: z.number().int(),
   timeline: z.array(z.object({
     at: z.number(),
-    type: z.enum(['thinking', 'text', 'tool_call', 'tool_result', 'usage']),
+    type: z.enum(['thinking', 'thinking_delta', 'text', 'tool_call', 'tool_result', 'usage']),
     detail: z.string(),
     toolCallId: z.string().optional(),
     isError: z.boolean().optional(),
@@ -100,7 +101,11 @@ const detailSchema = z.object({
     endedAt: z.number().optional(),
     scriptedMs: z.number(),
     messages: z.number().int(),
+    /** Which of `systemPrompts` the request began with; absent: it had no system message. */
+    system: z.number().int().optional(),
   })),
+  /** The distinct system messages the run's requests began with, in the order first sent. */
+  systemPrompts: z.array(z.string()).optional(),
   retryWaits: z.array(z.number()),
   toolExecutions: z.array(z.object({
     name: z.string(),
@@ -237,6 +242,28 @@ export function runToolCallNames(run: RunRecord): string[] {
 }
 
 function detailOf(run: RunRecord): z.infer<typeof detailSchema> {
+  const systemPrompts: string[] = [];
+  const systemIndex = (text: string | undefined): number | undefined => {
+    if (text === undefined) return undefined;
+    const known = systemPrompts.indexOf(text);
+    if (known >= 0) return known;
+    systemPrompts.push(text);
+    return systemPrompts.length - 1;
+  };
+  const modelCalls = run.modelCalls.map((call) => {
+    const system = systemIndex(systemOf(call));
+    return {
+      attempt: call.attempt,
+      ...(call.round === undefined ? {} : { round: call.round }),
+      kind: call.kind,
+      outcome: call.outcome,
+      startedAt: call.startedAt,
+      ...(call.endedAt === undefined ? {} : { endedAt: call.endedAt }),
+      scriptedMs: call.scriptedMs,
+      messages: call.messages.length,
+      ...(system === undefined ? {} : { system }),
+    };
+  });
   return {
     transcript: run.history,
     seededMessages: run.seededMessages,
@@ -246,16 +273,8 @@ function detailOf(run: RunRecord): z.infer<typeof detailSchema> {
     outsideDiff: diffSnapshots(run.outside.before, run.outside.after),
     audit: run.audit,
     approvals: run.approvals,
-    modelCalls: run.modelCalls.map((call) => ({
-      attempt: call.attempt,
-      ...(call.round === undefined ? {} : { round: call.round }),
-      kind: call.kind,
-      outcome: call.outcome,
-      startedAt: call.startedAt,
-      ...(call.endedAt === undefined ? {} : { endedAt: call.endedAt }),
-      scriptedMs: call.scriptedMs,
-      messages: call.messages.length,
-    })),
+    modelCalls,
+    systemPrompts,
     retryWaits: run.retryWaits,
     toolExecutions: run.toolExecutions.map(({ arguments: _arguments, ...execution }) => execution),
     ...(run.canceledAt === undefined ? {} : { canceledAt: run.canceledAt }),

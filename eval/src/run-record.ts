@@ -1,5 +1,5 @@
 import type { AuditEntry } from '@claw/approval';
-import type { ApprovalDecision, Message, Usage } from '@claw/core';
+import type { ApprovalDecision, CostTotals, Message, Usage } from '@claw/core';
 import type { RunStatus } from '@claw/engine';
 import type { ModelCallRecord } from './model.js';
 import type { Round } from './script.js';
@@ -19,8 +19,8 @@ export interface ApprovalRecord {
 /** One reporter callback, timed (the transcript's timeline). */
 export interface TimelineEvent {
   at: number;
-  type: 'thinking' | 'text' | 'tool_call' | 'tool_result' | 'usage';
-  /** A short description: the turn, the text, the call, the result. */
+  type: 'thinking' | 'thinking_delta' | 'text' | 'tool_call' | 'tool_result' | 'usage';
+  /** A short description: the turn, the reasoning piece, the text, the call, the result. */
   detail: string;
   toolCallId?: string;
   isError?: boolean;
@@ -43,6 +43,8 @@ export interface RunRecord {
   history: Message[];
   /** The session's token totals after the run. */
   sessionUsage: Usage;
+  /** The run's cost, subagents included (absent when the run never ended). */
+  runCost?: CostTotals;
   files: { before: FileMap; after: FileMap };
   /** The folder beside the workspace (and anything else in the run's root). */
   outside: { before: FileMap; after: FileMap };
@@ -62,8 +64,18 @@ export interface RunRecord {
   timedOut?: boolean;
   /** When the harness canceled the task (ms on the run's clock). */
   canceledAt?: number;
-  /** Where the run worked (temporary, removed after the run). */
-  folders?: { root: string; workspace: string; outside: string };
+  /**
+   * Where the run worked (temporary, removed after the run): `workDir` is the folder the run
+   * worked in (the workspace or the case's `workdir` in it); `userConfig` the user's config
+   * folder, when the case has one.
+   */
+  folders?: {
+    root: string;
+    workspace: string;
+    outside: string;
+    workDir?: string;
+    userConfig?: string;
+  };
   /** The script as replayed (placeholders filled in). */
   script: Round[];
   /** Wall time of the whole case run, set-up included (ms). */

@@ -26,16 +26,31 @@ export const scriptToolCallSchema = z.object({
   arguments: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
 });
 
-export const usageSchema = z.object({
-  promptTokens: z.number().int().min(0),
-  completionTokens: z.number().int().min(0),
-});
+export const usageSchema = z
+  .object({
+    promptTokens: z.number().int().min(0),
+    completionTokens: z.number().int().min(0),
+    /**
+     * Of `promptTokens`, those the server read from its prompt cache (REAL-5): sent as
+     * `prompt_tokens_details.cached_tokens` over HTTP, as `cachedPromptTokens` in process.
+     */
+    cachedTokens: z.number().int().min(0).optional(),
+  })
+  .refine((usage) => (usage.cachedTokens ?? 0) <= usage.promptTokens, {
+    message: 'cachedTokens are a part of promptTokens: they cannot be more',
+    path: ['cachedTokens'],
+  });
 
 export const roundSchema = z
   .object({
     text: z.string().optional(),
     /** The text as streamed, piece by piece (joined, it is the text). */
     chunks: z.array(z.string()).optional(),
+    /**
+     * The model's reasoning (REAL-4), streamed piece by piece before the text: as
+     * `reasoning_content` deltas over HTTP, as `reasoning_delta` events in process.
+     */
+    reasoning: z.array(z.string()).optional(),
     toolCalls: z.array(scriptToolCallSchema).optional(),
     usage: usageSchema.optional(),
     /** Milliseconds before the first stream event (time to first token). */
@@ -59,6 +74,11 @@ export function callId(round: number, index: number): string {
 /** The text of a round: its chunks joined, else its text. */
 export function roundText(round: Round): string {
   return round.chunks?.join('') ?? round.text ?? '';
+}
+
+/** The reasoning of a round, its pieces joined ('' when it has none). */
+export function roundReasoning(round: Round): string {
+  return round.reasoning?.join('') ?? '';
 }
 
 /** The round's text cut as it is streamed (no pieces when it has no text). */
@@ -102,6 +122,7 @@ export function fillRound(round: Round, places: ScriptPlaces): Round {
     ...round,
     ...(round.text === undefined ? {} : { text: fill(round.text) }),
     ...(round.chunks === undefined ? {} : { chunks: round.chunks.map(fill) }),
+    ...(round.reasoning === undefined ? {} : { reasoning: round.reasoning.map(fill) }),
     ...(round.toolCalls === undefined
       ? {}
       : {

@@ -37,7 +37,8 @@ export async function writeFiles(folder: string, files: FileMap): Promise<void> 
 
 /**
  * Every file under `folder` with its text, by `/`-separated relative path. `skip` names
- * top-level entries to leave out (the workspace's `.claw/`, which holds claw's own state).
+ * folders (or files) to leave out, by `/`-separated relative path (the `.claw/` folder of the
+ * workspace, or of the folder the run works in, which holds claw's own state).
  */
 export async function snapshot(folder: string, skip: readonly string[] = []): Promise<FileMap> {
   const files: FileMap = {};
@@ -48,8 +49,7 @@ export async function snapshot(folder: string, skip: readonly string[] = []): Pr
     if (!entry.isFile() && !entry.isSymbolicLink()) continue;
     const absolute = path.join(entry.parentPath, entry.name);
     const relative = path.relative(folder, absolute).split(path.sep).join('/');
-    const top = relative.split('/')[0] ?? '';
-    if (skip.includes(top)) continue;
+    if (skip.some((skipped) => relative === skipped || relative.startsWith(`${skipped}/`))) continue;
     files[relative] = await readFile(absolute, 'utf8').catch((error: unknown) =>
       `<unreadable: ${(error as Error).message}>`,
     );

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defineCase, isEvalCase, positiveAssertions, type EvalCaseInput } from '../src/case.js';
 import { loadCases, selectCases } from '../src/load-cases.js';
+import { fillRound, roundReasoning, roundSchema } from '../src/script.js';
 import { removeTempFolders, suiteCase, suiteCases, tempFolder } from './helpers.js';
 
 afterAll(removeTempFolders);
@@ -38,6 +39,54 @@ describe('defineCase', () => {
     expect(positiveAssertions({ files: { a: { absent: true }, b: { contains: 'x' } }, trajectory: { forbidden: ['x'], subset: ['y'] } }))
       .toEqual(['file b', 'trajectory.subset']);
     expect(positiveAssertions({ files: { a: { unchanged: true } }, trajectory: { forbidden: ['x'] } })).toEqual([]);
+  });
+});
+
+describe('script and case fields for real models (REAL-7)', () => {
+  it('a round may stream reasoning and report cached tokens, never more than its prompt tokens', () => {
+    const round = { reasoning: ['Let me ', 'look.'], text: 'Done.', usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 80 } };
+    expect(roundSchema.parse(round)).toEqual(round);
+    expect(roundReasoning(round)).toBe('Let me look.');
+    expect(roundReasoning({ text: 'x' })).toBe('');
+    expect(roundSchema.safeParse({ text: 'x', usage: { promptTokens: 10, completionTokens: 1, cachedTokens: 11 } }).error?.issues[0]?.message)
+      .toBe('cachedTokens are a part of promptTokens: they cannot be more');
+    expect(() => defineCase({ ...minimal, script: [{ reasoning: 'one piece' as never }] })).toThrow(/case "minimal" is invalid: .*at script\[0\]\.reasoning/s);
+    // Placeholders are filled in reasoning as in text.
+    expect(fillRound({ reasoning: ['in {{workspace}}/a'] }, { workspace: '/w', outside: '/o' }).reasoning).toEqual(['in /w/a']);
+  });
+
+  it('workdir must be a folder inside the workspace', () => {
+    expect(defineCase({ ...minimal, workdir: 'sub' }).workdir).toBe('sub');
+    expect(defineCase({ ...minimal, workdir: 'a/b-c' }).workdir).toBe('a/b-c');
+    for (const workdir of ['', '../x', 'a/../b', '/abs', './a', 'a//b', 'a\\b', 'C:/x']) {
+      expect(() => defineCase({ ...minimal, workdir }), workdir).toThrow(/use a folder inside the workspace/);
+    }
+  });
+
+  it('takes a model name and price, and the model limits the runtime has', () => {
+    const evalCase = defineCase({
+      ...minimal,
+      userConfig: { 'AGENTS.md': 'mine\n' },
+      model: { name: 'acme', price: { inputPerMillion: 1, cachedInputPerMillion: 0.5, outputPerMillion: 2 }, streamIdleTimeoutMs: 0, callTimeoutMs: 0 },
+    });
+    expect(evalCase.model?.price?.cachedInputPerMillion).toBe(0.5);
+    expect(() => defineCase({ ...minimal, model: { price: { inputPerMillion: 1 } as never } })).toThrow(/is invalid/);
+    expect(() => defineCase({ ...minimal, model: { callTimeoutMs: -1 } })).toThrow(/is invalid/);
+  });
+
+  it('counts the requests and thinking checks that say what the run did as positive', () => {
+    expect(positiveAssertions({
+      requests: { system: { contains: ['a'], order: ['a', 'b'], absent: ['c'], stable: true }, reasoningNotSent: true },
+      thinking: { equals: 'x', fromScript: true, stored: true, notInAnswer: true },
+      budget: { costUsd: 0.1 },
+    })).toEqual([
+      'budget.costUsd',
+      'requests.system.contains', 'requests.system.order', 'requests.system.stable', 'requests.reasoningNotSent',
+      'thinking.equals', 'thinking.fromScript', 'thinking.stored',
+    ]);
+    // What must not be there needs evidence: alone it is no positive assertion.
+    expect(() => defineCase({ ...minimal, expect: { requests: { system: { absent: ['Bash: '] } }, thinking: { notInAnswer: true } } }))
+      .toThrow(/has no positive assertion/);
   });
 });
 

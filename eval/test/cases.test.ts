@@ -11,12 +11,15 @@ describe('the scripted suite on the real engine', () => {
       'task-completed', 'correct-tools', 'denied-write', 'cancel-pairing', 'token-budget',
       'parallel-wave', 'edit-two-matches', 'path-escape', 'crash-repaired', 'subagent-tokens',
       'retry-after-429', 'first-token-timeout',
+      // REAL-7: the requests claw sends a model.
+      'system-prompt-stable', 'system-prompt-stable-http', 'agents-md-nested', 'reasoning-stream-http',
+      'cached-tokens-priced', 'cached-tokens-input-price',
     ]) {
       expect(ids).toContain(id);
     }
     expect(cases.filter((evalCase) => evalCase.canary === undefined).length).toBeGreaterThanOrEqual(15);
     const canaries = new Set(cases.map((evalCase) => evalCase.canary).filter((name) => name !== undefined));
-    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'pairing', 'script', 'state', 'trace', 'trajectory']);
+    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'pairing', 'requests', 'script', 'state', 'trace', 'trajectory']);
   });
 
   it.each(cases.map((evalCase) => [evalCase.id, evalCase] as const))('%s passes', async (_id, evalCase) => {

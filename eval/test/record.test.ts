@@ -75,6 +75,43 @@ describe('record normalisation', () => {
     });
   });
 
+  it('keeps a reply\'s reasoning (cleaned like its text) and its cached tokens', () => {
+    const [round] = normalizeRecording([{
+      text: 'Done.',
+      chunks: ['Done.'],
+      reasoning: ['Look in /srv/runs/claw-eval-x-1/workspace', ' with sk-live-abcdefgh12345.'],
+      toolCalls: [],
+      usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 64 },
+      gapsMs: [],
+    }], { places, secrets: [] });
+    expect(round).toEqual({
+      text: 'Done.',
+      reasoning: ['Look in {{workspace}}', ' with [redacted].'],
+      usage: { promptTokens: 100, completionTokens: 5, cachedTokens: 64 },
+    });
+  });
+
+  it('drops from a replayed or real run what depends on the script\'s usage and reasoning', () => {
+    expect(relaxedExpectations({
+      outcome: { status: 'completed' },
+      budget: { costUsd: 0.1, sessionTokensFromScript: true },
+      requests: { system: { stable: true }, reasoningNotSent: true },
+      thinking: { equals: 'x', fromScript: true, stored: true, notInAnswer: true },
+    })).toEqual({
+      outcome: { status: 'completed' },
+      budget: { sessionTokensFromScript: true },
+      requests: { system: { stable: true } },
+      thinking: { notInAnswer: true },
+    });
+  });
+
+  it('the recording provider keeps streamed reasoning and cached tokens', async () => {
+    const inner = new ScriptedProvider([{ reasoning: ['hm', 'm'], text: 'ok', usage: { promptTokens: 9, completionTokens: 1, cachedPromptTokens: 8 } }]);
+    const recorder = new RecordingProvider(inner);
+    for await (const _event of recorder.stream!({ messages: [{ role: 'user', content: 'x' }] })) { /* drain */ }
+    expect(recorder.replies[0]).toMatchObject({ reasoning: ['hm', 'm'], text: 'ok', usage: { promptTokens: 9, completionTokens: 1, cachedTokens: 8 } });
+  });
+
   it('the recording provider passes replies on and keeps them with their timing', async () => {
     const inner = new ScriptedProvider([{ textChunks: ['a', 'b'], delayMs: 20, chunkDelayMs: 10, usage: { promptTokens: 2, completionTokens: 1 } }]);
     const recorder = new RecordingProvider(inner);

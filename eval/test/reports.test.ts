@@ -55,6 +55,20 @@ describe('results.json', () => {
     expect(resultsSchema.safeParse({ ...document, schemaVersion: 2 }).success).toBe(false);
   });
 
+  it('keeps each distinct system message once, and which request began with which', () => {
+    const subagent = results.cases.find((entry) => entry.id === 'subagent-tokens')!;
+    const detail = subagent.samples[0]!.detail!;
+    expect(detail.systemPrompts).toHaveLength(2);
+    expect(detail.systemPrompts?.[0]).toMatch(/^You are claw, a coding agent\./);
+    expect(detail.systemPrompts?.[1]).toMatch(/^You are a helper of claw/);
+    // The run's first request, the subagent's two, the run's second.
+    expect(detail.modelCalls.map((call) => call.system)).toEqual([0, 1, 1, 0]);
+    const html = renderHtmlReport(results);
+    const section = html.slice(html.indexOf('id="case-subagent-tokens"'));
+    expect(section).toContain('<h3>Requests</h3>');
+    expect(section).toMatch(/system message #2: \d+ characters, sent in requests 2, 3/);
+  });
+
   it('computes pass@1 and pass^k as tau-bench does', () => {
     expect(passRates(4, 4)).toEqual({ passAt1: 1, passHatK: 1 });
     expect(passRates(3, 4)).toEqual({ passAt1: 0.75, passHatK: 0 });

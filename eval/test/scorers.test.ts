@@ -1,10 +1,12 @@
 import type { Message } from '@claw/core';
 import { describe, expect, it } from 'vitest';
 import { defineCase, type EvalCaseInput } from '../src/case.js';
+import type { ModelCallRecord } from '../src/model.js';
 import type { RunRecord } from '../src/run-record.js';
-import { pairingProblems, runEvidence, spanTreeProblems } from '../src/scorers/index.js';
+import { conversations, pairingProblems, reportedThinking, runEvidence, spanTreeProblems, systemOf } from '../src/scorers/index.js';
 import { scoreBoundary } from '../src/scorers/boundary.js';
 import { scoreBudget } from '../src/scorers/budget.js';
+import { orderIn, scoreRequests } from '../src/scorers/requests.js';
 import { scoreState } from '../src/scorers/state.js';
 import { containsAll, isSubsequence, scoreTrajectory } from '../src/scorers/trajectory.js';
 import type { SpanRecord } from '../src/tracing.js';
@@ -213,5 +215,211 @@ describe('budget', () => {
       ['no tool after the stop', false],
     ]);
     expect(results[3]?.reason).toBe('tool wave 1 used up 43 of 40 ms, yet 1 tool call(s) ran after it: late');
+  });
+});
+
+/** A recorded request: `system` first (when given), then `messages`; its wire form as sent. */
+function request(
+  attempt: number,
+  system: string | undefined,
+  messages: Message[],
+  changes: Partial<ModelCallRecord> = {},
+): ModelCallRecord {
+  const all: Message[] = system === undefined ? messages : [{ role: 'system', content: system }, ...messages];
+  return {
+    attempt,
+    round: attempt,
+    kind: 'reply',
+    outcome: 'completed',
+    startedAt: attempt,
+    endedAt: attempt + 0.5,
+    scriptedMs: 0,
+    messages: all,
+    wire: all.map((message) => ({ role: message.role, content: message.content })),
+    tools: [],
+    ...changes,
+  };
+}
+
+describe('requests', () => {
+  const prompt = 'You are claw.\n\n# Environment\n<environment>\nWorkspace root: /r/workspace\n</environment>';
+  const subagent = 'You are a helper.\n\n# Environment\n<environment>\nWorkspace root: /r/workspace\n</environment>';
+  const spawn = call('call_1_1', 'spawn_subagent', '{"task":"look"}');
+  const task: Message = { role: 'user', content: 'look' };
+  // The run's three requests with a subagent's two between them, as they arrive.
+  const calls = [
+    request(1, prompt, [user]),
+    request(2, subagent, [task]),
+    request(3, subagent, [task, assistant(call('call_3_1')), tool('call_3_1')]),
+    request(4, prompt, [user, assistant(spawn), tool('call_1_1', 'found')]),
+  ];
+  const requestsCase = (requests: NonNullable<EvalCaseInput['expect']['requests']>) =>
+    testCase({ script: calls.map(() => ({ text: 'x' })), expect: { outcome: { status: 'completed' }, requests } });
+  const score = (requests: NonNullable<EvalCaseInput['expect']['requests']>, modelCalls = calls, changes: Partial<RunRecord> = {}) =>
+    scoreRequests({ evalCase: requestsCase(requests), run: fakeRun({ modelCalls, script: modelCalls.map(() => ({ text: 'x' })), ...changes }), relaxed: false });
+
+  it('groups requests into the run\'s conversation and each subagent\'s', () => {
+    expect(conversations(calls).map((group) => group.map((entry) => entry.attempt))).toEqual([[1, 4], [2, 3]]);
+    // A retried attempt repeats its request: the same conversation.
+    expect(conversations([calls[0]!, request(2, prompt, [user])]).map((group) => group.length)).toEqual([2]);
+    expect(systemOf(calls[1]!)).toBe(subagent);
+    expect(systemOf(request(1, undefined, [user]))).toBeUndefined();
+  });
+
+  it('passes a stable system message per conversation, texts contained, in order, others left out', () => {
+    const results = score({
+      system: {
+        contains: ['You are claw.', 'Workspace root: {{workspace}}\n'],
+        order: ['You are claw.', '<environment>', 'Workspace root: ', '</environment>'],
+        absent: ['You are a helper'],
+        stable: true,
+      },
+    });
+    expect(results.map((entry) => [entry.assertion, entry.kind, entry.pass])).toEqual([
+      ['system message contains', 'positive', true],
+      ['system message order', 'positive', true],
+      ['system message leaves out', 'negative', true],
+      ['system message stable', 'positive', true],
+    ]);
+    expect(results[3]?.reason).toBe(`one byte-identical system message in every request: the run: 2 requests, ${prompt.length} characters; subagent 1: 2 requests, ${subagent.length} characters`);
+  });
+
+  it('fails a system message that changes between the requests of a conversation, and says where', () => {
+    const drifted = [calls[0]!, calls[1]!, calls[2]!, request(4, `${prompt}\nDate: 2026-01-02`, calls[3]!.messages.slice(1))];
+    const [stable] = score({ system: { stable: true } }, drifted);
+    expect(stable?.pass).toBe(false);
+    expect(stable?.reason).toBe('the run: the system message of request 4 differs from request 1\'s at character 86: "space\\n</environment>" became "space\\n</environment>\\nDate: 2026-01-02"');
+    // A subagent's own changing message is caught too; one with none at all as well.
+    const subagentDrift = [calls[0]!, calls[1]!, request(3, `${subagent}!`, calls[2]!.messages.slice(1)), calls[3]!];
+    expect(score({ system: { stable: true } }, subagentDrift)[0]?.reason).toMatch(/^subagent 1: the system message of request 3 differs from request 2's/);
+    expect(score({ system: { stable: true } }, [request(1, undefined, [user]), request(2, undefined, [user, assistant(call('a')), tool('a')])])[0]?.reason)
+      .toBe('the run: request 1 has no system message');
+    // One request proves nothing about stability.
+    expect(score({ system: { stable: true } }, [calls[0]!])[0]?.reason).toBe('the run sent 1 request: nothing to compare it with');
+  });
+
+  it('fails missing texts, texts out of order, and a text that must be left out', () => {
+    const [contains, order, absent] = score({
+      system: { contains: ['You are claw.', 'Bash: '], order: ['</environment>', 'You are claw.'], absent: ['Workspace root'] },
+    });
+    expect(contains?.reason).toBe('request 1 lacks "Bash: "; request 4 lacks "Bash: "');
+    expect(order?.reason).toBe('request 1: "You are claw." does not come after "</environment>"; request 4: "You are claw." does not come after "</environment>"');
+    expect(absent?.pass).toBe(false);
+    expect(absent?.reason).toBe('request 1 carries "Workspace root"; request 4 carries "Workspace root"');
+    expect(orderIn('a b c', ['a', 'x']).problem).toBe('"x" is not in it');
+    expect(orderIn('a b c', ['a', 'c']).positions).toEqual([0, 4]);
+  });
+
+  it('a text left out proves nothing when no request had a system message, or the run stopped early', () => {
+    const bare = [request(1, undefined, [user])];
+    const [absent] = score({ system: { absent: ['Bash: '] } }, bare);
+    expect(absent?.reason).toBe('no request of the run carries "Bash: " in its system message, but that proves nothing: no request of the run carried a system message');
+    const [stopped] = score({ system: { absent: ['Bash: '] } }, calls, { status: 'failed', errorMessage: 'boom' });
+    expect(stopped?.pass).toBe(false);
+  });
+
+  it('passes reasoning that stays out of later requests; fails a field or its text sent back', () => {
+    const script = [{ reasoning: ['Think', 'ing hard.'], text: 'a' }, { text: 'b' }];
+    const first = request(1, prompt, [user]);
+    const clean = request(2, prompt, [user, { role: 'assistant', content: 'a', reasoning: 'Thinking hard.' }, { role: 'user', content: 'more' }]);
+    // The in-process wire form: what the OpenAI provider would send (no reasoning).
+    clean.wire = [{ role: 'system', content: prompt }, { role: 'user', content: 'go' }, { role: 'assistant', content: 'a' }, { role: 'user', content: 'more' }];
+    const run = (second: ModelCallRecord) => fakeRun({ script, modelCalls: [first, second] });
+    const evalCase = testCase({ script, expect: { requests: { reasoningNotSent: true } } });
+    const [passed] = scoreRequests({ evalCase, run: run(clean), relaxed: false });
+    expect(passed?.pass).toBe(true);
+    expect(passed?.reason).toBe('1 request after 1 reply with reasoning carried no reasoning field and none of its text');
+    const field = { ...clean, wire: clean.wire.map((message, index) => (index === 2 ? { ...(message as object), reasoning_content: 'x' } : message)) };
+    expect(scoreRequests({ evalCase, run: run(field), relaxed: false })[0]?.reason).toBe('request 2: message 2 has "reasoning_content"');
+    const echoed = { ...clean, wire: clean.wire.map((message, index) => (index === 2 ? { role: 'assistant', content: 'Thinking hard.a' } : message)) };
+    expect(scoreRequests({ evalCase, run: run(echoed), relaxed: false })[0]?.reason).toBe('request 2 sends the reasoning of reply 1 back ("Thinking hard.")');
+    // Nothing to check: no reasoning, or no request after it.
+    expect(scoreRequests({ evalCase, run: fakeRun({ script: [{ text: 'a' }], modelCalls: [first] }), relaxed: false })[0]?.reason)
+      .toBe('no reply of the run had reasoning: there was nothing that could be sent back');
+    expect(scoreRequests({ evalCase, run: fakeRun({ script, modelCalls: [first] }), relaxed: false })[0]?.reason)
+      .toBe('no request followed the reply with reasoning (request 1): nothing was checked');
+  });
+
+  it('checks nothing against a real model, whose requests are not recorded', () => {
+    expect(score({ system: { stable: true } }, calls, { mode: 'real' })).toEqual([]);
+  });
+});
+
+describe('thinking (state scorer)', () => {
+  const script = [
+    { reasoning: ['Read ', 'it first.'], toolCalls: [{ name: 'read_file', arguments: { path: 'a' } }] },
+    { reasoning: ['It says hi.'], text: 'It says hi there.' },
+  ];
+  const history: Message[] = [
+    user,
+    { role: 'assistant', content: '', toolCalls: [call('call_1_1')], reasoning: 'Read it first.' },
+    tool('call_1_1', 'hi'),
+    { role: 'assistant', content: 'It says hi there.', reasoning: 'It says hi.' },
+  ];
+  const timeline = ['Read ', 'it first.', 'It says hi.'].map((detail, at) => ({ at, type: 'thinking_delta' as const, detail }));
+  const modelCalls = [request(1, 'sys', [user]), request(2, 'sys', history.slice(0, 3))];
+  const run = (changes: Partial<RunRecord> = {}) =>
+    fakeRun({ script, history, timeline, modelCalls, finalText: 'It says hi there.', ...changes });
+  const thinkingCase = testCase({ script, expect: { thinking: { equals: 'Read it first.It says hi.', fromScript: true, stored: true, notInAnswer: true } } });
+  const thinkingOf = (record: RunRecord) =>
+    scoreState({ evalCase: thinkingCase, run: record, relaxed: false }).filter((entry) => entry.assertion.startsWith('thinking'));
+
+  it('passes reported, scripted, stored reasoning that stays out of the answer', () => {
+    expect(reportedThinking(run())).toBe('Read it first.It says hi.');
+    expect(thinkingOf(run()).map((entry) => [entry.assertion, entry.kind, entry.pass])).toEqual([
+      ['thinking', 'positive', true],
+      ['thinking from the script', 'positive', true],
+      ['thinking stored', 'positive', true],
+      ['thinking not in the answer', 'negative', true],
+    ]);
+  });
+
+  it('fails reasoning not reported, not stored, or shown in the answer', () => {
+    const silent = thinkingOf(run({ timeline: [] }));
+    expect(silent.map((entry) => entry.pass)).toEqual([false, false, true, false]);
+    expect(silent[1]?.reason).toBe('the run reported no reasoning');
+    // Without any reported reasoning, "not in the answer" has no evidence.
+    expect(silent[3]?.reason).toContain('but that proves nothing: the run reported no reasoning that could have leaked');
+    const unstored = thinkingOf(run({
+      history: history.map((message): Message => (message.role === 'assistant' ? { ...message, reasoning: undefined } : message)),
+    }));
+    expect(unstored[2]?.reason).toBe('the message of reply 1 keeps no reasoning; the message of reply 2 keeps no reasoning');
+    const leaked = thinkingOf(run({ finalText: 'It says hi.It says hi there.' }));
+    expect(leaked[3]?.pass).toBe(false);
+    expect(leaked[3]?.reason).toBe('the final answer holds "It says hi."');
+  });
+
+  it('a script without reasoning gives fromScript nothing to compare', () => {
+    const plain = testCase({ expect: { thinking: { fromScript: true } } });
+    expect(scoreState({ evalCase: plain, run: fakeRun({ modelCalls: [request(1, 'sys', [user])] }), relaxed: false })
+      .find((entry) => entry.assertion === 'thinking from the script')?.reason)
+      .toBe('no reply of the run had scripted reasoning: there is nothing to compare');
+  });
+});
+
+describe('cost (budget scorer)', () => {
+  const thinking = (id: string, model: string, cost?: number) =>
+    span('Thinking', id, 'r', 1, 2, { prompt_tokens: 1, completion_tokens: 1, 'gen_ai.response.model': model, ...(cost === undefined ? {} : { 'claw.cost.usd': cost }) });
+  const costCase = testCase({ model: { name: 'gpt-4.1-mini' }, expect: { budget: { costUsd: 0.000452 } } });
+  const costOf = (runCost: RunRecord['runCost'], models = ['gpt-4.1-mini', 'gpt-4.1-mini']) =>
+    scoreBudget({
+      evalCase: costCase,
+      run: fakeRun({ spans: models.map((model, index) => thinking(`t${index}`, model)), ...(runCost === undefined ? {} : { runCost }) }),
+      relaxed: false,
+    }).find((entry) => entry.assertion === 'cost');
+
+  it('passes the hand-computed cost to within 1e-9, every call priced as the case\'s model', () => {
+    // 0.000240 + 0.000212 in floating point is not exactly 0.000452.
+    expect(costOf({ usd: 0.00024 + 0.000212, unpricedCalls: 0 })?.reason).toBe('the run cost $0.000452000 (2 model call(s) answered by gpt-4.1-mini, priced as gpt-4.1-mini)');
+    expect(costOf({ usd: 0.000452 + 0.9e-9, unpricedCalls: 0 })?.pass).toBe(true);
+  });
+
+  it('fails another figure, an unpriced call, another model, or a run without a cost', () => {
+    // Cached tokens charged at the full input price.
+    expect(costOf({ usd: 0.000888, unpricedCalls: 0 })?.reason).toBe('the run cost $0.000888000, expected $0.000452000 (2 model call(s) answered by gpt-4.1-mini)');
+    expect(costOf({ usd: 0.000452 + 2e-9, unpricedCalls: 0 })?.pass).toBe(false);
+    expect(costOf({ usd: 0.000452, unpricedCalls: 1 })?.reason).toBe('1 of 2 model call(s) answered by gpt-4.1-mini had no price, so the run\'s cost ($0.000452000) is not known');
+    expect(costOf({ usd: 0.000452, unpricedCalls: 0 }, ['gpt-4.1-mini', 'gpt-4o'])?.reason).toBe('2 model call(s) answered by gpt-4.1-mini, gpt-4o, expected all by gpt-4.1-mini');
+    expect(costOf(undefined)?.reason).toBe('the run did not end: it has no cost');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runOne, suiteCase } from './helpers.js';
+import { runOne, suiteCase, variant } from './helpers.js';
 
 // Regressions seeded into runs of the real engine through the harness's fault options: each must
 // make the case that guards against it fail, for the reason it guards.
@@ -24,6 +24,31 @@ describe('seeded faults', () => {
     expect(history?.reason).toMatch(/call_2_\d \(fetch_report\) has 0 Observations, not exactly one/);
     const canceled = result.samples[0]?.scores.find((score) => score.assertion === 'canceled Observations');
     expect(canceled?.actual).toBe(1);
+  });
+
+  it('a system prompt rebuilt for each request fails system-prompt-stable', async () => {
+    const evalCase = await suiteCase('system-prompt-stable');
+    expect((await runOne(evalCase)).verdict).toBe('pass');
+    const result = await runOne(evalCase, { faults: { driftingSystemPrompt: true } });
+    expect(result.verdict).toBe('fail');
+    const failed = (result.samples[0]?.scores ?? []).filter((score) => !score.pass);
+    // Only stability fails: the texts are all there, in order, in every request.
+    expect(failed.map((score) => `${score.scorer}/${score.assertion}`)).toEqual(['requests/system message stable']);
+    expect(failed[0]?.reason).toMatch(/^the run: the system message of request 2 differs from request 1's at character \d+: .* became .*\\n\(request 2\)"$/);
+  });
+
+  it('reasoning sent back to the model fails reasoning-stream-http, on either transport', async () => {
+    for (const transport of ['openai-http', 'in-process'] as const) {
+      const evalCase = await variant('reasoning-stream-http', { id: `reasoning-echo-${transport}`, model: { transport } });
+      expect((await runOne(evalCase)).verdict).toBe('pass');
+      const result = await runOne(evalCase, { faults: { echoReasoning: true } });
+      expect(result.verdict).toBe('fail');
+      const sent = result.samples[0]?.scores.find((score) => score.assertion === 'reasoning not sent back');
+      expect(sent?.pass).toBe(false);
+      expect(sent?.reason).toBe('request 2 sends the reasoning of reply 1 back ("The user wants the version. It is in package.json: read it f")');
+      // What the run reported and stored is as before: only the requests changed.
+      expect(result.samples[0]?.scores.filter((score) => score.scorer === 'state').every((score) => score.pass)).toBe(true);
+    }
   });
 
   it('a serial tool wave fails parallel-wave', async () => {

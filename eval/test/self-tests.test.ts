@@ -32,11 +32,13 @@ describe('harness self-tests', () => {
     const extra = result.samples[0]?.scores.find((score) => score.assertion === 'no extra model call');
     expect(extra?.pass).toBe(false);
     expect(extra?.reason).toContain('model call(s) past the script of 1 round(s)');
-    // The request is shown: the tool result the engine sent back, and the user's prompt in it.
+    // The request is shown: the tool result the engine sent back, and the user's prompt in it
+    // after claw's system message (REAL-1).
     expect(extra?.reason).toContain('tool call_1_1:');
     const request = (extra?.actual as { request: Array<{ role: string; content: string }> }).request;
-    expect(request.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
-    expect(request[0]?.content).toBe(base.prompt);
+    expect(request.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(request[0]?.content).toMatch(/^You are claw, a coding agent\./);
+    expect(request[1]?.content).toBe(base.prompt);
     expect(result.reason).toContain('no extra model call');
   });
 

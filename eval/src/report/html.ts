@@ -54,6 +54,7 @@ details.case.fail { border-left: 4px solid var(--fail); } details.case.error { b
 .msg .role { font-size: 12px; color: var(--muted); font-weight: 600; }
 .msg.user { border-color: #0969da; } .msg.assistant { border-color: #8250df; } .msg.tool { border-color: #6e7781; }
 .msg.tool.error { border-color: var(--fail); } .msg.seeded { opacity: .7; }
+.msg .thinking { color: var(--muted); font-style: italic; white-space: pre-wrap; }
 .call { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .waterfall { font-size: 12px; }
 .wf-row { display: grid; grid-template-columns: 260px 1fr; align-items: center; min-height: 20px; }
@@ -95,7 +96,25 @@ function renderMessage(message: Message, seeded: boolean): string {
     ? (message.toolCalls ?? []).map((call) => `<div class="call">→ ${h(call.name)} <span title="call id">[${h(call.id)}]</span> ${h(call.arguments)}</div>`).join('')
     : '';
   const text = message.content === '' ? '' : `<div class="reason">${h(message.content)}</div>`;
-  return `<div class="${classes.join(' ')}"><div class="role">${h(role)}${seeded ? ' — stored before the run' : ''}</div>${text}${calls}</div>`;
+  const thinking = message.role === 'assistant' && message.reasoning !== undefined && message.reasoning !== ''
+    ? `<div class="thinking" title="reasoning: kept in the session, not sent back">${h(message.reasoning)}</div>`
+    : '';
+  return `<div class="${classes.join(' ')}"><div class="role">${h(role)}${seeded ? ' — stored before the run' : ''}</div>${thinking}${text}${calls}</div>`;
+}
+
+/** Each model request (attempt) and the system message it began with, each one shown once. */
+function renderRequests(detail: Detail): string {
+  if (detail.modelCalls.length === 0) return '<p class="legend">No model request was recorded.</p>';
+  const rows = detail.modelCalls.map((call) =>
+    `<tr><td class="num">${call.attempt}</td><td class="num">${call.round ?? '-'}</td><td>${h(call.kind)}</td><td>${h(call.outcome)}</td>` +
+    `<td class="num">${call.messages}</td><td>${call.system === undefined ? 'none' : `#${call.system + 1}`}</td></tr>`);
+  const prompts = (detail.systemPrompts ?? []).map((text, index) => {
+    const sentIn = detail.modelCalls
+      .filter((call) => call.system === index)
+      .map((call) => call.attempt);
+    return `<details><summary class="legend">system message #${index + 1}: ${text.length} characters, sent in request${sentIn.length === 1 ? '' : 's'} ${sentIn.join(', ')}</summary><pre>${h(text)}</pre></details>`;
+  });
+  return `<table><tr><th>request</th><th>round</th><th>kind</th><th>outcome</th><th>messages</th><th>system message</th></tr>${rows.join('')}</table>${prompts.join('')}`;
 }
 
 function depthOf(span: Span, byId: ReadonlyMap<string, Span>): number {
@@ -215,6 +234,7 @@ function renderDetail(detail: Detail): string {
   return [
     detail.infraError === undefined ? '' : `<h3>Infrastructure error</h3><pre>${h(detail.infraError)}</pre>`,
     `<h3>Transcript</h3>${transcript || '<p class="legend">No messages.</p>'}`,
+    `<h3>Requests</h3>${renderRequests(detail)}`,
     `<h3>Span waterfall</h3>${renderWaterfall(detail.spans)}`,
     `<h3>Workspace diff</h3>${renderDiff(detail.workspaceDiff, 'The workspace did not change.')}`,
     detail.outsideDiff.length === 0 ? '' : `<h3>Outside the workspace</h3>${renderDiff(detail.outsideDiff, '')}`,

@@ -6,14 +6,15 @@ import { result, type ScoreResult, type Scorer } from './types.js';
 const denials = new Set(['deny', 'policy_deny', 'mode_deny']);
 
 /**
- * Where a path argument points, as a key of the run's snapshots: the workspace's (`files`) or the
- * run root's (`outside`); undefined beyond the root (the harness cannot see there).
+ * Where a path argument (relative to the folder the run worked in) points, as a key of the run's
+ * snapshots: the workspace's (`files`) or the run root's (`outside`); undefined beyond the root
+ * (the harness cannot see there).
  */
 function locate(
-  folders: { root: string; workspace: string },
+  folders: { root: string; workspace: string; workDir?: string },
   argument: string,
 ): { snapshot: 'files' | 'outside'; key: string } | undefined {
-  const absolute = path.resolve(folders.workspace, argument);
+  const absolute = path.resolve(folders.workDir ?? folders.workspace, argument);
   const inWorkspace = path.relative(folders.workspace, absolute);
   if (!inWorkspace.startsWith('..') && !path.isAbsolute(inWorkspace)) {
     return { snapshot: 'files', key: inWorkspace.split(path.sep).join('/') };

@@ -1,4 +1,5 @@
 import { spanAttributes } from '@claw/engine';
+import { scriptedModelName } from '../harness.js';
 import { scriptUsage } from '../script.js';
 import {
   actionSpans,
@@ -7,6 +8,7 @@ import {
   thinkingSpans,
   toolSpans,
 } from '../span-tree.js';
+import type { RunRecord } from '../run-record.js';
 import type { SpanRecord } from '../tracing.js';
 import { result, type ScoreResult, type Scorer } from './types.js';
 
@@ -111,5 +113,50 @@ export const scoreBudget: Scorer = (context) => {
         : `the session holds ${actual.promptTokens}/${actual.completionTokens} prompt/completion tokens; the script's replies sum to ${expected.promptTokens}/${expected.completionTokens}`,
       { expected, actual }));
   }
+  if (expectation?.costUsd !== undefined && !relaxed) {
+    results.push(costResult(run, expectation.costUsd, evalCase.model?.name ?? scriptedModelName));
+  }
   return results;
 };
+
+/** How close a cost must be to the expected figure (US dollars): floating-point sums only. */
+export const costToleranceUsd = 1e-9;
+
+const dollars = (value: number): string => `$${value.toFixed(9)}`;
+
+/**
+ * The run's cost (REAL-5) against the figure the case computed by hand: every model call priced
+ * (answered by the case's model, which has a price), the sum within {@link costToleranceUsd}.
+ */
+function costResult(run: RunRecord, expectedUsd: number, model: string): ScoreResult {
+  const cost = run.runCost;
+  const answeredBy = thinkingSpans(run.spans).map((span) => {
+    const name = span.attributes[spanAttributes.genAiResponseModel] ??
+      span.attributes[spanAttributes.genAiRequestModel];
+    return typeof name === 'string' ? name : '(unknown)';
+  });
+  const others = [...new Set(answeredBy.filter((name) => name !== model))];
+  const expected = { usd: expectedUsd, model };
+  const actual = {
+    usd: cost?.usd ?? null,
+    unpricedCalls: cost?.unpricedCalls ?? null,
+    answeredBy: [...new Set(answeredBy)],
+  };
+  if (cost === undefined) {
+    return result('budget', 'cost', 'positive', false, 'the run did not end: it has no cost', { expected, actual });
+  }
+  const priced = `${answeredBy.length} model call(s) answered by ${actual.answeredBy.join(', ') || 'nobody'}`;
+  if (cost.unpricedCalls > 0 || others.length > 0) {
+    return result('budget', 'cost', 'positive', false,
+      cost.unpricedCalls > 0
+        ? `${cost.unpricedCalls} of ${priced} had no price, so the run's cost (${dollars(cost.usd)}) is not known`
+        : `${priced}, expected all by ${model}`,
+      { expected, actual });
+  }
+  const pass = Math.abs(cost.usd - expectedUsd) <= costToleranceUsd;
+  return result('budget', 'cost', 'positive', pass,
+    pass
+      ? `the run cost ${dollars(cost.usd)} (${priced}, priced as ${model})`
+      : `the run cost ${dollars(cost.usd)}, expected ${dollars(expectedUsd)} (${priced})`,
+    { expected, actual });
+}

@@ -2,6 +2,7 @@ import type { ScorerName } from '../case.js';
 import { scoreBoundary } from './boundary.js';
 import { scoreBudget } from './budget.js';
 import { scorePairing } from './pairing.js';
+import { scoreRequests } from './requests.js';
 import { scoreScript } from './script.js';
 import { scoreState } from './state.js';
 import { scoreTrace } from './trace.js';
@@ -17,6 +18,7 @@ export const defaultScorers: Readonly<Record<ScorerName, Scorer>> = {
   pairing: scorePairing,
   budget: scoreBudget,
   trace: scoreTrace,
+  requests: scoreRequests,
 };
 
 export { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
@@ -24,3 +26,5 @@ export { runEvidence, negativeResult, type Evidence } from './evidence.js';
 export { pairingProblems } from './pairing.js';
 export { spanTreeProblems, ttfbSlackMs } from './trace.js';
 export { describeMessages } from './script.js';
+export { conversations, systemOf } from './requests.js';
+export { reportedThinking } from './thinking.js';

@@ -1,11 +1,12 @@
 import { diffSnapshots } from '../workspace.js';
 import { negativeResult, observationsOf, runEvidence, runMessages, runToolCalls } from './evidence.js';
+import { thinkingResults } from './thinking.js';
 import { result, type ScoreResult, type Scorer } from './types.js';
 
 /**
- * The state scorer (EVAL-3): how the run ended (status, error, final answer) and what the
- * workspace holds afterwards (files equal / contain / absent / unchanged), and that nothing
- * outside the workspace changed.
+ * The state scorer (EVAL-3): how the run ended (status, error, final answer, the reasoning it
+ * reported and kept) and what the workspace holds afterwards (files equal / contain / absent /
+ * unchanged), and that nothing outside the workspace changed.
  */
 export const scoreState: Scorer = (context) => {
   const { run, evalCase } = context;
@@ -39,6 +40,7 @@ export const scoreState: Scorer = (context) => {
         : `the final answer does not contain "${outcome.finalTextContains}"`,
       { expected: outcome.finalTextContains, actual: run.finalText }));
   }
+  results.push(...thinkingResults(context));
 
   const calls = runToolCalls(context);
   const messages = runMessages(context);
