@@ -93,6 +93,9 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
         },
       },
     });
+    // How bash runs is probed now, while the session opens: the model's first request says what
+    // the probe found (REAL-1), so the probe is on its path (PERF-2).
+    factory.isolation().catch(() => undefined);
     if (command.kind === 'repl') {
       const repl = { workDir, settings, spawner: await factory.isolation(), options };
       return await runRepl(factory, repl, streams);

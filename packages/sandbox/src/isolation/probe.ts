@@ -27,15 +27,14 @@ export async function probeIsolation(
   }
   const bwrapPath = options.bwrapPath ?? 'bwrap';
   const env = defaultCommandEnvironment();
-  const answer = await askVersion(bwrapPath, launcherEnvironment(env));
-  if ('reason' in answer) return unavailable(answer.reason);
-  const version = answer.version;
-
-  let child: ChildProcess;
+  // The version only names bubblewrap in the description: it is asked while the trial runs (the
+  // probe is on the path to a session's first model request, REAL-1).
+  const asked = askVersion(bwrapPath, launcherEnvironment(env));
+  let trial: Promise<TrialOutcome>;
   try {
     const spawner = new BubblewrapSpawner({
       bwrapPath,
-      version,
+      version: 'unknown',
       env,
       allowNetwork: false,
       processLimit: {
@@ -47,13 +46,17 @@ export async function probeIsolation(
       homeDir: undefined,
       resolvConf: undefined,
     });
-    child = spawner.spawn('true', { workDir: os.tmpdir() });
+    trial = waitForTrial(spawner.spawn('true', { workDir: os.tmpdir() }));
   } catch (error) {
-    return unavailable(
-      `bubblewrap ${version} could not be started: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    trial = Promise.resolve({
+      exitCode: null,
+      stderr: '',
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
-  const outcome = await waitForTrial(child);
+  const [answer, outcome] = await Promise.all([asked, trial]);
+  if ('reason' in answer) return unavailable(answer.reason);
+  const version = answer.version;
   if (outcome.error !== undefined) {
     return unavailable(`bubblewrap ${version} could not be started: ${outcome.error}`);
   }
