@@ -3,6 +3,7 @@ import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OpenAIProvider } from '../src/index.js';
 import { checkError, rawTurn, type Split } from './fixture-helpers.js';
+import { drain } from './retry-helpers.js';
 import { fixtures, type ExpectedReply } from './fixtures/index.js';
 
 // Every fixture through the real `openai` client, over loopback, from the fake server's raw
@@ -17,18 +18,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-async function run(
-  stream: AsyncIterable<StreamEvent>,
-): Promise<{ events: StreamEvent[]; error: unknown }> {
-  const events: StreamEvent[] = [];
-  try {
-    for await (const event of stream) events.push(event);
-  } catch (error) {
-    return { events, error };
-  }
-  return { events, error: undefined };
-}
 
 function checkReply(response: ModelResponse, expected: ExpectedReply): void {
   expect(response.message).toEqual({
@@ -67,7 +56,7 @@ describe('replies and errors of real servers, streamed (fixtures)', () => {
       it(`${fixture.name} (${fixture.server}), pieces cut ${split}`, async () => {
         server = await FakeOpenAIServer.start({ turns: [rawTurn(answer, split)] });
         const provider = new OpenAIProvider({ apiKey: 'test-key', model: 'some-model', baseURL: server.baseURL });
-        const { events, error } = await run(provider.stream(request));
+        const { events, error } = await drain(provider.stream(request));
         if ('reply' in fixture.expect) {
           const expected = fixture.expect.reply;
           expect(error).toBeUndefined();
