@@ -39,6 +39,15 @@ function reply(body: unknown): FakeTurn {
     return { toolCalls: [{ id: 'call-colour', name: 'bash', arguments: JSON.stringify({ command }) }] };
   }
   if (prompt.startsWith('slow')) return { text: 'at last, an answer', delayMs: 5600 };
+  if (prompt.startsWith('think')) {
+    return {
+      reasoning: ['First, the question.\n', 'Then <b>the</b> answer.\n'],
+      reasoningField: 'reasoning',
+      textChunks: ['Forty-', 'two.'],
+      chunkDelayMs: 20,
+      usage: { promptTokens: 18_000, completionTokens: 204, cachedTokens: 12_800 },
+    };
+  }
   if (prompt.startsWith('stream')) {
     const lines = Array.from({ length: 40 }, (_, index) => `Line ${index + 1} of a long answer.\n`);
     return { textChunks: lines, chunkDelayMs: 25 };
@@ -67,6 +76,7 @@ beforeAll(async () => {
   model = await FakeOpenAIServer.start({ turns: (body) => reply(body) });
   const workDir = await folder();
   await writeFile(path.join(workDir, 'README.md'), '# console test\n');
+  await writeFile(path.join(workDir, 'AGENTS.md'), 'Answer briefly.\n');
   // A stored session the server cannot read: the list names it apart, with why.
   await mkdir(path.join(workDir, '.claw', 'sessions'), { recursive: true });
   await writeFile(path.join(workDir, '.claw', 'sessions', 'damaged-one.jsonl'), 'scribbled over\n');
@@ -198,6 +208,36 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
       expect(await session(page, id).getByTestId('session-title').textContent()).toBe(word);
     }
     await page.screenshot({ path: await screenshotPath('two-sessions') });
+    expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('a reasoning model: its thinking folded and dimmed before the answer, cached tokens and the instruction files shown (REAL-2, REAL-4, REAL-5)', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    const panel = session(page, id);
+    await expect.poll(() => panel.getByTestId('instructions').textContent()).toBe('instructions: AGENTS.md (16 B)');
+    await prompt(page, id, 'think about it');
+    await expect.poll(() => panel.getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('completed');
+    const thinking = panel.getByTestId('thinking');
+    expect(await thinking.count()).toBe(1);
+    // Folded: its summary line shows, its text does not until it is opened.
+    expect(await thinking.evaluate((element) => (element as HTMLDetailsElement).open)).toBe(false);
+    expect(await thinking.locator('summary').textContent()).toMatch(/^thought \(2 lines\)$/);
+    await thinking.locator('summary').click();
+    // The model's text as text: the tag is shown, not made bold.
+    expect(await thinking.textContent()).toContain('Then <b>the</b> answer.');
+    expect(await thinking.locator('b').count()).toBe(0);
+    // Before the answer, which holds none of the thinking.
+    const answer = panel.getByTestId('assistant-message').last();
+    expect(await answer.textContent()).toContain('Forty-two.');
+    expect(await answer.textContent()).not.toContain('the question');
+    const before = await thinking.evaluate((element, other) => Boolean(
+      other !== null && (element.compareDocumentPosition(other) & Node.DOCUMENT_POSITION_FOLLOWING),
+    ), await answer.elementHandle());
+    expect(before).toBe(true);
+    await expect.poll(() => panel.getByTestId('figures').textContent()).toContain('18,204 (12,800 cached)');
+    await expect.poll(() => panel.getByTestId('notice').last().textContent())
+      .toMatch(/^1 model call · 0 tool calls · 18,204 tokens \(12,800 cached\) · cost unpriced · \d+\.\d s$/);
     expect(pageErrors(page)).toEqual([]);
   });
 

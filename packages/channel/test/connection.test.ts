@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Tool } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,6 +22,25 @@ describe('a task driven over the channel (CH-1, CH-4)', () => {
     const session = client.events.slice(2);
     expect(session.map((event) => ('seq' in event ? event.seq : undefined))).toEqual(session.map((_, index) => index + 1));
     expect(session.map((event) => event.type)).toContain('text_delta');
+  });
+
+  it('lists the instruction files the model is given in session_opened (REAL-2), and the reasoning of a reply in the history', async () => {
+    const workDir = await workspace();
+    await writeFile(join(workDir, 'AGENTS.md'), 'Use pnpm.\n');
+    const runtimes = factoryWith([{ reasoning: ['hm'], text: 'ok' }]);
+    const first = new TestClient({ runtimes, workspaces: [workDir] });
+    await first.send({ type: 'open', session_id: 's1' });
+    await first.send({ type: 'prompt', content: 'hello' });
+    await first.next('task_completed');
+    expect(first.events[0]).toMatchObject({ type: 'session_opened', instructions: [{ path: 'AGENTS.md', bytes: 10 }] });
+    expect(first.of('thinking_delta')).toMatchObject([{ content: 'hm' }]);
+    const second = new TestClient({ runtimes, workspaces: [workDir] });
+    await second.send({ type: 'open', session_id: 's1' });
+    const history = await second.next('history');
+    expect(history.messages).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'ok', reasoning: 'hm' },
+    ]);
   });
 
   it('handles ping, interrupt and approval answers while a task runs', async () => {

@@ -71,7 +71,8 @@ could not check.
 - Do what was asked, no more: no unrelated clean-ups or new files nobody needs, and follow the \
 style and conventions the code already has.
 - When the request is unclear, or a step would be hard to undo (deleting data, rewriting \
-history, touching things outside the task), ask the user first instead of guessing.
+history, touching things outside the task), ask the user first instead of guessing. Do not \
+commit, push or change branches unless the user asks you to.
 - Independent tool calls in one reply run at the same time: read several files at once.
 - When you are done, say briefly what you changed (which files), how you checked it, and what \
 is left open. Refer to files by their paths in the workspace.`;
@@ -97,7 +98,8 @@ and include enough surrounding lines to make it unique. `replace_all` changes ev
     'bash',
     '- bash: runs one command line with `bash -c` in the workspace root and returns its exit \
 code and output (long output is cut in the middle). stdin is closed, so nothing interactive \
-works: pass options such as `--yes`, and avoid pagers and editors. A command has a time limit \
+works: pass options such as `--yes`, and avoid pagers and editors. Use it to find things too \
+(`grep -rn`, or `rg` where it is installed; `ls`, `find`). A command has a time limit \
 (see the tool); set `timeout_ms` for long builds and test runs. Processes it leaves in the \
 background are stopped when it ends. Commands that are destructive or reach outside the \
 workspace are refused.',
