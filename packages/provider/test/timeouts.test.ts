@@ -513,7 +513,8 @@ describe('the defaults fit real models (REAL-3)', () => {
     ]);
     // The defaults, as the runtime gives them: no whole-call limit.
     const provider = new RetryingProvider(inner);
-    expect(retryingProviderDefaults).toMatchObject({ callTimeoutMs: 0, firstTokenTimeoutMs: 120_000, streamIdleTimeoutMs: 120_000 });
+    expect(retryingProviderDefaults)
+      .toMatchObject({ callTimeoutMs: 0, firstTokenTimeoutMs: 120_000, streamIdleTimeoutMs: 120_000 });
     const outcome = drain(streamOf(provider));
     // 100 s before the first piece, then 43 pieces 90 s apart: over an hour in all.
     await vi.advanceTimersByTimeAsync(100_000 + 44 * 90_000);
