@@ -44,6 +44,8 @@ export const clawConfigSchema = z
     appendSystemPrompt: z.string().min(1),
     retries: z.number().int().nonnegative(),
     contextWindowTokens: positiveInt,
+    /** Compact the conversation once a request would fill this share of the window (CMP-1). */
+    compactAtRatio: z.number().gt(0.1).max(1),
     approval: z.enum(approvalModes),
     prices: z.record(z.string().min(1), modelPriceSchema),
     /** Bash isolation (SBX-4): `required` refuses to run bash without it. */

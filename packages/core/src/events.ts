@@ -1,3 +1,4 @@
+import type { CompactionReason } from './compaction.js';
 import type { RiskLevel } from './tools.js';
 
 /**
@@ -46,7 +47,8 @@ export interface BudgetsLeft {
 export type SessionEventBody =
   /** A task began with this prompt (every watcher sees what was asked). */
   | { type: 'task_started'; task_id: string; content: string }
-  | { type: 'thinking'; task_id: string; turn: number }
+  /** A model call starts; `purpose: 'summary'` when it summarises the conversation (CMP-6). */
+  | { type: 'thinking'; task_id: string; turn: number; purpose?: 'summary' }
   | { type: 'text_delta'; task_id: string; content: string }
   /** A piece of the model's reasoning (REAL-4): shown apart from the answer, not part of it. */
   | { type: 'thinking_delta'; task_id: string; content: string }
@@ -108,6 +110,23 @@ export type SessionEventBody =
     /** US dollars: this call (null when the model has no price), the task, the session. */
     cost: { call_usd: number | null; run_usd: number; session_usd: number; unpriced_calls: number };
     budgets_left: BudgetsLeft;
+  }
+  /**
+   * The conversation was compacted to fit the model's context (CMP-5): why, the request's size
+   * before and after (tokens), how many old tool results were pruned and messages summarised,
+   * the summary (when one was made), and why the summary failed (when it did: the messages were
+   * then left out, the user's kept).
+   */
+  | {
+    type: 'context_compacted';
+    task_id: string;
+    reason: CompactionReason;
+    tokens_before: number;
+    tokens_after: number;
+    pruned_results: number;
+    summarised_messages: number;
+    summary?: string;
+    error?: string;
   }
   | { type: 'task_completed'; task_id: string; content: string }
   | { type: 'task_canceled'; task_id: string; reason?: string }

@@ -115,5 +115,14 @@ export {
 } from './config.js';
 export type { ApprovalGate, ApprovalRequest, GateCheckOptions, GateDecision } from './approval.js';
 export { addCost, type AgentSession, type CostTotals, type ToolStartOptions } from './session.js';
+export {
+  compactedView,
+  compactionReasons,
+  prunedResultText,
+  shiftCompaction,
+  summaryMessage,
+  type Compaction,
+  type CompactionReason,
+} from './compaction.js';
 export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';
 export { visible, withoutColourCodes } from './visible-text.js';

@@ -1,3 +1,4 @@
+import type { Compaction } from './compaction.js';
 import type { Message, ToolCall, Usage } from './messages.js';
 import type { ModelRetry } from './provider.js';
 import type { CostTotals } from './session.js';
@@ -61,8 +62,11 @@ export interface UsageReport {
  * a callback takes never counts against a model call's timeouts.
  */
 export interface Reporter {
-  /** A model call is about to start (`turn` counts from 1 within the run). */
-  onThinking?(info: { turn: number }): void | Promise<void>;
+  /**
+   * A model call is about to start (`turn` counts from 1 within the run); `purpose: 'summary'`
+   * for the call that summarises the conversation to compact it (CMP-6), made for that turn.
+   */
+  onThinking?(info: { turn: number; purpose?: 'summary' }): void | Promise<void>;
   onTextDelta?(delta: string): void | Promise<void>;
   /**
    * A piece of the model's reasoning (REAL-4), before or between the pieces of its answer; not
@@ -88,4 +92,6 @@ export interface Reporter {
   onMessage?(message: Message): void | Promise<void>;
   /** After each model call that reported usage. */
   onUsage?(report: UsageReport): void | Promise<void>;
+  /** The conversation was compacted (CMP-5), before the model call it was made for. */
+  onCompacted?(compaction: Compaction): void | Promise<void>;
 }

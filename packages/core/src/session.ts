@@ -1,3 +1,4 @@
+import type { Compaction } from './compaction.js';
 import type { Message, ToolCall, Usage } from './messages.js';
 
 /**
@@ -46,6 +47,17 @@ export interface AgentSession {
    */
   toolStarted?(call: ToolCall, options?: ToolStartOptions): Promise<void>;
   toolFinished?(toolCallId: string): Promise<void>;
+  /**
+   * The conversation's latest compaction (CMP-4): the model is sent the history through it
+   * (`compactedView`). Undefined when there is none (or after `clear`). Optional: a session
+   * without it is compacted for the run only.
+   */
+  compaction?(): Compaction | undefined;
+  /**
+   * Stores a compaction (CMP-4); the full history stays. Resolves once it is stored, so that a
+   * crash after it resumes from the compacted view.
+   */
+  compact?(compaction: Compaction): Promise<void>;
 }
 
 /** What the session is told about a tool call that is about to start. */

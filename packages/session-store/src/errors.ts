@@ -6,6 +6,7 @@ export type SessionStoreErrorCode =
   | 'invalid_work_dir'
   | 'invalid_usage'
   | 'invalid_change'
+  | 'invalid_compaction'
   | 'session_corrupt'
   | 'session_version_unsupported'
   | 'session_read_failed'

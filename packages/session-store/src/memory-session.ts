@@ -3,6 +3,7 @@ import {
   addUsage,
   emptyUsage,
   type AgentSession,
+  type Compaction,
   type CostTotals,
   type Message,
   type Usage,
@@ -28,6 +29,7 @@ export class MemorySession implements AgentSession {
   private readonly messages: Message[];
   private totals: Usage;
   private spent: CostTotals;
+  private compacted: Compaction | undefined;
 
   constructor(options: MemorySessionOptions) {
     this.id = options.id ?? 'default';
@@ -52,6 +54,14 @@ export class MemorySession implements AgentSession {
 
   usage(): Usage {
     return { ...this.totals };
+  }
+
+  compaction(): Compaction | undefined {
+    return this.compacted;
+  }
+
+  async compact(compaction: Compaction): Promise<void> {
+    this.compacted = compaction;
   }
 
   cost(): CostTotals {

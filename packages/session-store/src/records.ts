@@ -1,8 +1,10 @@
 import { createHash, hash } from 'node:crypto';
 import {
+  compactionReasons,
   messageSchema,
   sessionRunStates,
   toolCallSchema,
+  type Compaction,
   type CostTotals,
   type Message,
   type SessionEvent,
@@ -15,10 +17,11 @@ import type { OpenTask, RepairInsert, SessionChange } from './session-state.js';
 
 /**
  * The version of the records claw writes (`"v"`). Version 2 added events (RT-3) and the event
- * count of snapshots; version 1 files are still read.
+ * count of snapshots; version 3 added compactions (CMP-4), so that a claw from before them says
+ * the session is from a newer claw instead of calling it corrupt. Versions 1 and 2 are still read.
  */
-export const sessionRecordVersion = 2;
-const readableVersions: ReadonlySet<unknown> = new Set([1, 2]);
+export const sessionRecordVersion = 3;
+const readableVersions: ReadonlySet<unknown> = new Set([1, 2, 3]);
 
 // `,"sum":"` + 8 hex digits + `"}`
 const sumSuffixLength = 18;
@@ -80,6 +83,7 @@ export function encodeSnapshot(snapshot: SessionSnapshot): string {
       cost: snapshot.cost,
       journal: snapshot.journal,
       ...(snapshot.openTask === undefined ? {} : { openTask: snapshot.openTask }),
+      ...(snapshot.compaction === undefined ? {} : { compaction: snapshot.compaction }),
     },
   });
 }
@@ -239,7 +243,32 @@ function snapshot(value: unknown, seq: number): SessionSnapshot {
     journal: { active: flag(journal.active, 'session.journal.active'), calls: entries },
     // Older snapshots (and those taken with no task running) have none.
     ...(session.openTask === undefined ? {} : { openTask: openTask(session.openTask) }),
+    ...(session.compaction === undefined
+      ? {}
+      : { compaction: compaction(session.compaction, 'session.compaction') }),
   };
+}
+
+function compaction(value: unknown, what: string): Compaction {
+  const object = fields(value, what);
+  const reason = text(object.reason, `${what}.reason`);
+  if (!(compactionReasons as readonly string[]).includes(reason)) {
+    throw new RecordProblem(`${what}.reason is ${JSON.stringify(reason)}, not a reason`);
+  }
+  const result: Compaction = {
+    reason: reason as Compaction['reason'],
+    upTo: whole(object.upTo, `${what}.upTo`),
+    kept: list(object.kept, `${what}.kept`).map((item, index) => whole(item, `${what}.kept[${index}]`)),
+    pruned: list(object.pruned, `${what}.pruned`).map((item, index) => text(item, `${what}.pruned[${index}]`)),
+    tokensBefore: whole(object.tokensBefore, `${what}.tokensBefore`),
+    tokensAfter: whole(object.tokensAfter, `${what}.tokensAfter`),
+    prunedResults: whole(object.prunedResults, `${what}.prunedResults`),
+    summarisedMessages: whole(object.summarisedMessages, `${what}.summarisedMessages`),
+  };
+  if (object.summary !== undefined) result.summary = text(object.summary, `${what}.summary`);
+  if (object.summaryError !== undefined) result.summaryError = text(object.summaryError, `${what}.summaryError`);
+  if (object.usage !== undefined) result.usage = usage(object.usage, `${what}.usage`);
+  return result;
 }
 
 function openTask(value: unknown): OpenTask {
@@ -291,6 +320,8 @@ function change(record: Fields): SessionChange {
       return { type, inserts: repairInserts(record.inserts) };
     case 'event':
       return { type, event: event(record.event) };
+    case 'compaction':
+      return { type, compaction: compaction(record.compaction, 'compaction') };
     default:
       throw new RecordProblem(`unknown record type ${JSON.stringify(type)}`);
   }

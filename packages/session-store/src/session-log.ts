@@ -1,4 +1,4 @@
-import type { CostTotals, Message, Usage } from '@claw/core';
+import type { Compaction, CostTotals, Message, Usage } from '@claw/core';
 import { SessionLogError, type SessionLockHolder } from './errors.js';
 import type { OpenTask, SessionChange } from './session-state.js';
 
@@ -25,6 +25,8 @@ export interface SessionSnapshot {
   };
   /** The task running when the snapshot was taken, as its events say; absent when none was. */
   openTask?: OpenTask;
+  /** The latest compaction of the conversation (CMP-4); absent when there is none. */
+  compaction?: Compaction;
 }
 
 /** One change of a session with its number and time: what one log record holds. */

@@ -1,4 +1,5 @@
 import type {
+  Compaction,
   AgentSession,
   SessionEvent,
   SessionEventBody,
@@ -25,8 +26,15 @@ export interface PersistentSession extends AgentSession {
   readonly createdAt: string;
   /** The time of the last change (ISO 8601). */
   readonly updatedAt: string;
-  /** Empties the history; token and cost totals are kept (SES-5). Nothing to empty: no write. */
+  /**
+   * Empties the history (and drops its compaction); token and cost totals are kept (SES-5).
+   * Nothing to empty: no write.
+   */
   clear(): Promise<void>;
+  /** The conversation's latest compaction (CMP-4); undefined when none. */
+  compaction(): Compaction | undefined;
+  /** Stores a compaction, flushed before it resolves (CMP-4). */
+  compact(compaction: Compaction): Promise<void>;
   /**
    * Orphan repair before a run (ENG-10, SES-7): unpaired tool calls get an Observation saying what
    * is known about them. A paired history is left as it is (no write, `updatedAt` unchanged).

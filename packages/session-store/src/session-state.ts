@@ -2,6 +2,8 @@ import {
   addCost,
   addUsage,
   emptyUsage,
+  shiftCompaction,
+  type Compaction,
   type CostTotals,
   type Message,
   type SessionEvent,
@@ -40,6 +42,8 @@ export interface SessionState {
   journal: Map<string, JournalEntry>;
   /** The task the session's events say is running (see {@link OpenTask}). */
   openTask: OpenTask | undefined;
+  /** How the model sees the history since it was last compacted (CMP-4); none after `clear`. */
+  compaction: Compaction | undefined;
 }
 
 /**
@@ -79,6 +83,7 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'model_retry':
     case 'text_delta':
     case 'thinking_delta':
+    case 'context_compacted':
     case 'text_completed':
     case 'tool_call':
     case 'tool_result':
@@ -108,6 +113,8 @@ export type SessionChange =
   | { type: 'tool_started'; call: ToolCall }
   | { type: 'tool_finished'; toolCallId: string }
   | { type: 'repair'; inserts: RepairInsert[] }
+  /** The conversation was compacted (CMP-4): the model sees the history through it from now on. */
+  | { type: 'compaction'; compaction: Compaction }
   /** One event of the session (RT-3): changes nothing but the event count. */
   | { type: 'event'; event: SessionEvent };
 
@@ -130,6 +137,7 @@ export function newSessionState(options: {
     journalActive: false,
     journal: new Map(),
     openTask: undefined,
+    compaction: undefined,
   };
 }
 
@@ -169,6 +177,7 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
       // A new array: a caller still holding the old history keeps what it read.
       state.messages = [];
       state.journal.clear();
+      state.compaction = undefined;
       break;
     case 'tool_started':
       state.journalActive = true;
@@ -187,8 +196,22 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
         }
         state.messages.splice(insert.index, 0, insert.message);
         state.journal.delete(insert.message.toolCallId);
+        // What the compaction names by index stays what it named.
+        if (state.compaction !== undefined) {
+          state.compaction = shiftCompaction(state.compaction, insert.index, 1);
+        }
       }
       break;
+    case 'compaction': {
+      const { upTo, kept } = change.compaction;
+      if (upTo > state.messages.length || kept.some((index) => index >= upTo)) {
+        throw new ChangeMismatch(
+          `a compaction replaces ${upTo} messages, but the history has ${state.messages.length}`,
+        );
+      }
+      state.compaction = change.compaction;
+      break;
+    }
     case 'event':
       if (change.event.seq !== state.eventSeq + 1) {
         throw new ChangeMismatch(
@@ -289,6 +312,7 @@ export function snapshotOf(state: SessionState): SessionSnapshot {
       calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
     },
     ...(state.openTask === undefined ? {} : { openTask: state.openTask }),
+    ...(state.compaction === undefined ? {} : { compaction: state.compaction }),
   };
 }
 
@@ -309,5 +333,6 @@ export function stateOf(snapshot: SessionSnapshot, workDir: string): SessionStat
       snapshot.journal.calls.map(({ id, started, finished }) => [id, { started, finished }]),
     ),
     openTask: snapshot.openTask,
+    compaction: snapshot.compaction,
   };
 }

@@ -1,6 +1,7 @@
 import {
   errorMessage,
   eventJson,
+  type Compaction,
   type CostTotals,
   type Message,
   type SessionEvent,
@@ -170,6 +171,31 @@ export class StoredSession implements PersistentSession {
 
   beforeRun(): Promise<void> {
     return this.repair();
+  }
+
+  compaction(): Compaction | undefined {
+    return this.state.compaction;
+  }
+
+  /**
+   * Stores a compaction (CMP-4), flushed to the disk before it resolves: a crash after it
+   * resumes from the compacted view.
+   *
+   * @throws SessionStoreError `invalid_compaction` when it names messages the history does not
+   *   have (nothing is stored).
+   */
+  compact(compaction: Compaction): Promise<void> {
+    const { upTo, kept } = compaction;
+    if (upTo > this.state.messages.length || kept.some((index) => index >= upTo || index < 0)) {
+      return Promise.reject(
+        new SessionStoreError(
+          `Cannot store a compaction of ${upTo} messages in session ${JSON.stringify(this.state.id)}, ` +
+          `which has ${this.state.messages.length}.`,
+          { code: 'invalid_compaction' },
+        ),
+      );
+    }
+    return this.change({ type: 'compaction', compaction }, flushed);
   }
 
   toolStarted(call: ToolCall, options?: ToolStartOptions): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Message, SessionEvent } from '@claw/core';
+import type { Compaction, Message, SessionEvent } from '@claw/core';
 import { describe, expect, it } from 'vitest';
 import { SessionLockedError, SessionLogError, SessionStoreError } from '../errors.js';
 import type { LogRecord, SessionLog } from '../session-log.js';
@@ -232,6 +232,19 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       await session.recordUsage({
         promptTokens: 20, completionTokens: 1, totalTokens: 21, cachedPromptTokens: 8,
       });
+      const compaction: Compaction = {
+        reason: 'threshold',
+        upTo: 1,
+        kept: [0],
+        summary: 'asked to go',
+        pruned: [],
+        tokensBefore: 900,
+        tokensAfter: 300,
+        prunedResults: 0,
+        summarisedMessages: 1,
+        usage: { promptTokens: 800, completionTokens: 20, totalTokens: 820 },
+      };
+      await session.compact(compaction);
       await session.toolStarted({ id: 'c1', name: 'bash', arguments: '{}' });
       const events = [1, 2, 3].map((index) => session.appendEvent({ type: 'text_delta', task_id: 't', content: `d${index}` }));
       await Promise.all(events.map((appended) => appended.written));
@@ -251,6 +264,8 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       });
       expect(reopened.cost()).toEqual({ usd: 0.25, unpricedCalls: 1 });
       expect(reopened.lastEventSeq()).toBe(3);
+      // The compaction the model sees the history through is kept too (CMP-4).
+      expect(reopened.compaction()).toEqual(compaction);
       expect(reopened.appendEvent({ type: 'text_delta', task_id: 't', content: 'd4' }).event.seq).toBe(4);
       await second.close();
       await first.close();
