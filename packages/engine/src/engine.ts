@@ -3,6 +3,9 @@ import {
   errorMessage,
   throwIfAborted,
   type AgentSession,
+  type AssistantMessage,
+  type Compaction,
+  type ModelRequest,
   type ApprovalGate,
   type Provider,
   type Reporter,
@@ -16,7 +19,10 @@ import type { BudgetOptions } from './budgets.js';
 import { appendAndReport, pairDanglingCalls } from './history.js';
 import { defaultPrices, type PriceTable } from './pricing.js';
 import { ToolRegistry, joinToolSources, type ToolSource } from './registry.js';
-import { buildRequest, type RequestSettings } from './request.js';
+import type { RequestSettings } from './request.js';
+import { defaultCompactAtRatio, isContextOverflow, type SummaryRequest } from './compaction.js';
+import { ContextKeeper, type Measure } from './context.js';
+import { defaultContextWindowTokens, defaultReservedOutputTokens } from './working-memory.js';
 import { LoopState, RunBudget } from './run-budget.js';
 import type { RunOptions, RunResult, RunStatus } from './run-types.js';
 import { SafeReporter } from './safe-reporter.js';
@@ -57,6 +63,12 @@ export interface EngineOptions extends BudgetOptions, Omit<RequestSettings, 'sys
   environment?: SessionEnvironment;
   /** Project instructions given to the model (REAL-2); a run may bring its own. Default: none. */
   instructions?: readonly InstructionText[];
+  /**
+   * Compact the conversation before a request would fill this share of `contextWindowTokens`
+   * (CMP-1): old tool results are pruned, then the older part summarised by one model call.
+   * Default 0.8.
+   */
+  compactAtRatio?: number;
   /**
    * Decides every tool call before it runs (ENG-3) for runs that bring no gate of their own
    * (`RunOptions.gate`). There is no silent allow-all: a run with neither fails at once.
@@ -117,6 +129,8 @@ interface LoopSetup {
   resumeCalls: readonly ToolCall[] | undefined;
   /** What shapes each request of the run: its system prompt is fixed for the whole run. */
   requestSettings: RequestSettings;
+  /** Keeps the run's requests inside the model's context (CMP-1 … CMP-3). */
+  context: ContextKeeper;
 }
 
 /**
@@ -134,6 +148,8 @@ export class Engine {
   private readonly maxTurns: number;
   private readonly concurrency: number;
   private readonly prices: PriceTable;
+  /** What the server counted of each session's last request (CMP-1), by session. */
+  private readonly measures = new WeakMap<object, Measure>();
 
   /**
    * @throws RangeError when maxTurns or toolConcurrency is not a whole number ≥ 1.
@@ -155,6 +171,10 @@ export class Engine {
       if (!Number.isInteger(value) || value < 1) {
         throw new RangeError(`${name} must be a whole number ≥ 1, got ${value}`);
       }
+    }
+    const ratio = options.compactAtRatio ?? defaultCompactAtRatio;
+    if (!(ratio > 0.1 && ratio <= 1)) {
+      throw new RangeError(`compactAtRatio must be above 0.1 and at most 1, got ${ratio}`);
     }
     if (options.subagents === true && this.tools.get(spawnSubagentToolName) !== undefined) {
       throw new ClawError(`a tool named "${spawnSubagentToolName}" is reserved for subagents`, {
@@ -265,6 +285,89 @@ export class Engine {
     });
   }
 
+  /**
+   * Compacts a session's conversation now, whatever its size (CMP-5: `/compact`): old tool
+   * results are pruned and everything but the latest steps summarised by one model call, which
+   * counts against the budgets like any other (CMP-6). Never throws: the result says how it went;
+   * `result.compaction` is what was stored (absent when there was nothing to compact).
+   */
+  async compact(options: CompactOptions): Promise<RunResult> {
+    const budget = this.newBudget(options.session);
+    const state = new LoopState(budget);
+    const session = new WriteBehindSession(options.session);
+    const signal = options.signal ?? new AbortController().signal;
+    const reporter = new SafeReporter(options.reporter ?? {});
+    const parent = options.traceContext ?? otelContext.active();
+    const span = startRunSpan(this.tracer, {
+      name: spanNames.compaction,
+      sessionId: session.id,
+      providerName: this.options.provider.name,
+      parent,
+    });
+    const registry = options.tools === undefined
+      ? this.tools
+      : joinToolSources(this.tools, options.tools);
+    const execution: Execution = {
+      session: options.session,
+      signal,
+      reporter,
+      gate: undefined,
+      traceContext: undefined,
+      budget,
+      registry,
+      maxTurns: 0,
+      spanName: spanNames.compaction,
+      subagent: false,
+      environment: options.environment ?? this.options.environment,
+      instructions: options.instructions ?? this.options.instructions,
+    };
+    let status: RunStatus = 'completed';
+    let error: ClawError | undefined;
+    let compaction: Compaction | undefined;
+    try {
+      throwIfAborted(signal);
+      // Calls left unpaired by an interrupted run are paired before anything is summarised.
+      await session.beforeRun?.();
+      const requestSettings = { ...this.options, systemPrompt: this.systemPromptOf(execution) };
+      const keeper = this.contextKeeper({
+        session,
+        measureKey: options.session,
+        requestSettings,
+        reporter,
+        signal,
+        traceContext: trace.setSpan(parent, span),
+        state,
+      });
+      compaction = await keeper.manual(registry.definitions(), options.focus);
+      await session.settle();
+    } catch (caught) {
+      if (signal.aborted) {
+        status = 'canceled';
+      } else {
+        status = 'failed';
+        error = asClawError(caught);
+      }
+    }
+    endRunSpan(span, { state, status, error, toolWallMs: 0 });
+    return {
+      status,
+      finalText: status !== 'completed'
+        ? ''
+        : compaction === undefined
+          ? 'nothing to compact: the conversation has no older part to prune or summarise'
+          : describeCompaction(compaction),
+      ...(error === undefined ? {} : { error }),
+      turns: 0,
+      usage: budget.usage,
+      cost: budget.cost,
+      toolWallMs: 0,
+      subagents: 0,
+      compactions: state.compactions,
+      summaryCalls: state.summaryCalls,
+      ...(compaction === undefined ? {} : { compaction }),
+    };
+  }
+
   private newBudget(session: AgentSession): RunBudget {
     return new RunBudget({
       limits: this.options,
@@ -291,6 +394,7 @@ export class Engine {
     try {
       const traceContext = trace.setSpan(parent, span);
       if (execution.runContext !== undefined) execution.runContext.current = traceContext;
+      const requestSettings = { ...this.options, systemPrompt: this.systemPromptOf(execution) };
       status = await this.loop(prompt, {
         session,
         signal,
@@ -301,7 +405,16 @@ export class Engine {
         maxTurns: execution.maxTurns,
         state,
         resumeCalls: execution.resumeCalls,
-        requestSettings: { ...this.options, systemPrompt: this.systemPromptOf(execution) },
+        requestSettings,
+        context: this.contextKeeper({
+          session,
+          measureKey: execution.session,
+          requestSettings,
+          reporter,
+          signal,
+          traceContext,
+          state,
+        }),
       });
       // The run ends once everything it changed is stored (or the failure to store it is its end).
       await session.settle();
@@ -330,6 +443,8 @@ export class Engine {
       cost: budget.cost,
       toolWallMs,
       subagents: budget.spawns,
+      compactions: state.compactions,
+      summaryCalls: state.summaryCalls,
     };
   }
 
@@ -356,24 +471,26 @@ export class Engine {
       session.throwIfFailed();
       state.budget.checkBeforeModelCall();
       state.turns = turn;
+      const tools = setup.registry.definitions();
+      // Compacted first when the request would not fit (CMP-1), before the call is announced.
+      const prepared = await setup.context.request(tools);
       await reporter.thinking(turn);
-      const { message } = await think({
-        provider: this.options.provider,
-        prices: this.prices,
-        tracer: this.tracer,
-        now: this.now,
-        request: buildRequest(
-          session.history(),
-          setup.registry.definitions(),
-          setup.requestSettings,
-        ),
-        turn,
-        session,
-        reporter,
-        signal,
-        traceContext: setup.traceContext,
-        state,
-      });
+      const message = await this.think(setup, prepared.request, turn).catch(
+        async (error: unknown) => {
+          // The server said the request does not fit: compacted (unless this call already
+          // was), then tried once more (CMP-1, CMP-3).
+          if (!isContextOverflow(error) || signal.aborted) throw error;
+          const retried = prepared.compacted
+            ? setup.context.exhaustedBy(prepared.request, tools, error)
+            : await setup.context.afterOverflow(tools, error);
+          return this.think(setup, retried, turn).catch((again: unknown) => {
+            if (isContextOverflow(again) && !signal.aborted) {
+              setup.context.exhaustedBy(retried, tools, again);
+            }
+            throw again;
+          });
+        },
+      );
       state.finalText = message.content;
       if (message.content !== '') await reporter.textCompleted(message.content);
       await appendAndReport(session, reporter, [message]);
@@ -383,6 +500,89 @@ export class Engine {
       throwIfAborted(signal);
     }
     return 'max_turns';
+  }
+
+  /** One turn's model call, its usage noted for the size of the next request. */
+  private async think(
+    setup: LoopSetup,
+    request: ModelRequest,
+    turn: number,
+  ): Promise<AssistantMessage> {
+    const response = await think({
+      provider: this.options.provider,
+      prices: this.prices,
+      tracer: this.tracer,
+      now: this.now,
+      request,
+      turn,
+      session: setup.session,
+      reporter: setup.reporter,
+      signal: setup.signal,
+      traceContext: setup.traceContext,
+      state: setup.state,
+    });
+    setup.context.measured(request, response.usage);
+    return response.message;
+  }
+
+  /** The context keeper of one run: its summary calls are counted and traced as the run's. */
+  private contextKeeper(options: {
+    session: WriteBehindSession;
+    measureKey: object;
+    requestSettings: RequestSettings;
+    reporter: SafeReporter;
+    signal: AbortSignal;
+    traceContext: Context;
+    state: LoopState;
+  }): ContextKeeper {
+    const { session, reporter, signal, state } = options;
+    return new ContextKeeper({
+      session,
+      measures: this.measures,
+      measureKey: options.measureKey,
+      settings: options.requestSettings,
+      limits: {
+        contextWindowTokens: this.options.contextWindowTokens ?? defaultContextWindowTokens,
+        compactAtRatio: this.options.compactAtRatio ?? defaultCompactAtRatio,
+        reservedOutputTokens: this.options.reservedOutputTokens ?? defaultReservedOutputTokens,
+      },
+      summarise: async (summary: SummaryRequest) => {
+        // The summary call counts like any other (CMP-6): a spent budget stops it too.
+        state.budget.checkBeforeModelCall();
+        state.summaryCalls += 1;
+        // Told like any model call (a summary can take a while): clients show the wait.
+        await reporter.thinking(Math.max(1, state.turns), 'summary');
+        const response = await think({
+          provider: this.options.provider,
+          prices: this.prices,
+          tracer: this.tracer,
+          now: this.now,
+          request: {
+            messages: [
+              { role: 'system', content: summary.system },
+              { role: 'user', content: summary.user },
+            ],
+            ...(this.options.model === undefined ? {} : { model: this.options.model }),
+          },
+          turn: state.turns,
+          session,
+          reporter: reporter.forSubagent(),
+          signal,
+          traceContext: options.traceContext,
+          state,
+          spanName: spanNames.compact,
+        });
+        return {
+          text: response.message.content,
+          ...(response.usage === undefined ? {} : { usage: response.usage }),
+        };
+      },
+      onCompacted: (compaction) => {
+        state.compactions += 1;
+        return reporter.compacted(compaction);
+      },
+      signal,
+    });
   }
 
   private async actOn(calls: ToolCall[], setup: LoopSetup, gate: ApprovalGate): Promise<void> {
@@ -400,6 +600,40 @@ export class Engine {
       writes: setup.session,
     });
   }
+}
+
+/** Options of `Engine.compact`. */
+export interface CompactOptions {
+  session: AgentSession;
+  /** What the summary must keep in particular (`/compact <focus>`). */
+  focus?: string;
+  /** Hears the summary call's usage and the compaction (`onCompacted`). */
+  reporter?: Reporter;
+  signal?: AbortSignal;
+  /** The session's run tools (MCP), for the size of its requests. */
+  tools?: ToolSource;
+  /** As in `RunOptions`: the system prompt's parts, for the size of its requests. */
+  environment?: SessionEnvironment;
+  instructions?: readonly InstructionText[];
+  traceContext?: Context;
+}
+
+/**
+ * `context compacted: 15,200 → 6,100 tokens (12 old tool results pruned, 40 messages
+ * summarised)`.
+ */
+export function describeCompaction(compaction: Compaction): string {
+  const count = (n: number) => n.toLocaleString('en-US');
+  const parts: string[] = [];
+  if (compaction.prunedResults > 0) {
+    parts.push(`${count(compaction.prunedResults)} old tool result${compaction.prunedResults === 1 ? '' : 's'} pruned`);
+  }
+  if (compaction.summarisedMessages > 0) {
+    const what = `${count(compaction.summarisedMessages)} message${compaction.summarisedMessages === 1 ? '' : 's'}`;
+    parts.push(compaction.summaryError === undefined ? `${what} summarised` : `${what} left out (no summary: ${compaction.summaryError})`);
+  }
+  return `context compacted: ${count(compaction.tokensBefore)} → ${count(compaction.tokensAfter)} tokens` +
+    (parts.length === 0 ? '' : ` (${parts.join(', ')})`);
 }
 
 function requireGate(gate: ApprovalGate | undefined): ApprovalGate {

@@ -2,8 +2,16 @@ export {
   Engine,
   defaultMaxTurns,
   defaultToolConcurrency,
+  describeCompaction,
+  type CompactOptions,
   type EngineOptions,
 } from './engine.js';
+export {
+  ContextExhaustedError,
+  defaultCompactAtRatio,
+  isContextOverflow,
+} from './compaction.js';
+export { contextWindowOf, knownContextWindows } from './context-window.js';
 export type { RunOptions, RunResult, RunStatus } from './run-types.js';
 export {
   buildSystemPrompt,

@@ -1,11 +1,5 @@
 import type { Message, ModelRequest, ToolDefinition } from '@claw/core';
-import {
-  defaultContextWindowTokens,
-  defaultMaxWindowMessages,
-  defaultReservedOutputTokens,
-  estimateTextTokens,
-  selectWindow,
-} from './working-memory.js';
+import { estimateMessageTokens, estimateTextTokens } from './working-memory.js';
 
 /** What shapes every request of an engine (part of `EngineOptions`). */
 export interface RequestSettings {
@@ -16,11 +10,19 @@ export interface RequestSettings {
   systemPrompt?: string;
   /** Model name for requests; default: the provider's own. */
   model?: string;
-  /** The model's context size in tokens, which sizes the history window (default 128,000). */
+  /**
+   * The model's context size in tokens (default 128,000): the conversation is compacted before
+   * a request would fill `compactAtRatio` of it (CMP-1).
+   */
   contextWindowTokens?: number;
-  /** Tokens kept free for the reply (default 8,192). */
+  /** Tokens kept free for the reply (default 8,192, at most a tenth of the window). */
   reservedOutputTokens?: number;
-  /** Most history messages per request (default 2,000). */
+  /**
+   * No longer used: requests are no longer a sliding window of the history, which forgot the
+   * task first; the conversation is compacted instead (CMP-2).
+   *
+   * @deprecated
+   */
   maxWindowMessages?: number;
 }
 
@@ -37,30 +39,31 @@ function estimateDefinitionTokens(definition: ToolDefinition): number {
   return estimate;
 }
 
+/** The estimated size of a request (ENG-8, CMP-1): its system prompt, tools and messages. */
+export function estimateRequestTokens(
+  systemPrompt: string | undefined,
+  tools: readonly ToolDefinition[],
+  messages: readonly Message[],
+): number {
+  let tokens = systemPrompt === undefined || systemPrompt === '' ? 0 : estimateTextTokens(systemPrompt);
+  for (const tool of tools) tokens += estimateDefinitionTokens(tool);
+  for (const message of messages) tokens += estimateMessageTokens(message);
+  return tokens;
+}
+
 /**
- * One model request: the system prompt, the window of the history that fits the model's context
- * next to it and the tool definitions (ENG-8), and the tools.
+ * One model request: the system prompt, then `messages` (the conversation as the model is to
+ * see it: compacted, CMP-2), and the tools.
  */
 export function buildRequest(
-  history: readonly Message[],
+  messages: readonly Message[],
   tools: ToolDefinition[],
   settings: RequestSettings,
 ): ModelRequest {
   const systemPrompt = settings.systemPrompt === '' ? undefined : settings.systemPrompt;
-  let fixedTokens = systemPrompt === undefined ? 0 : estimateTextTokens(systemPrompt);
-  for (const tool of tools) fixedTokens += estimateDefinitionTokens(tool);
-  const window = selectWindow(history, {
-    maxTokens: Math.max(
-      0,
-      (settings.contextWindowTokens ?? defaultContextWindowTokens) -
-      (settings.reservedOutputTokens ?? defaultReservedOutputTokens) -
-      fixedTokens,
-    ),
-    maxMessages: settings.maxWindowMessages ?? defaultMaxWindowMessages,
-  });
   return {
     messages:
-      systemPrompt === undefined ? window : [{ role: 'system', content: systemPrompt }, ...window],
+      systemPrompt === undefined ? [...messages] : [{ role: 'system', content: systemPrompt }, ...messages],
     ...(tools.length > 0 ? { tools } : {}),
     ...(settings.model === undefined ? {} : { model: settings.model }),
   };

@@ -126,6 +126,9 @@ export class RunBudget {
 /** One loop's own figures (a subagent has its own, and shares the budget). */
 export class LoopState {
   turns = 0;
+  /** Compactions of this loop, and the summary calls they made (CMP-6). */
+  compactions = 0;
+  summaryCalls = 0;
   finalText = '';
   usage: Usage = { ...emptyUsage };
   firstTtfbMs: number | undefined;

@@ -1,5 +1,6 @@
 import type {
   AgentSession,
+  Compaction,
   ApprovalGate,
   ClawError,
   CostTotals,
@@ -67,4 +68,9 @@ export interface RunResult {
   toolWallMs: number;
   /** Subagents this run spawned. */
   subagents: number;
+  /** Times the run compacted the conversation (CMP-5), and its summary calls (model calls). */
+  compactions?: number;
+  summaryCalls?: number;
+  /** The compaction made, for `Engine.compact` (absent when there was nothing to compact). */
+  compaction?: Compaction;
 }

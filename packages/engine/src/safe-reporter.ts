@@ -1,5 +1,6 @@
 import {
   ClawError,
+  type Compaction,
   type Message,
   type ModelRetryReport,
   type Reporter,
@@ -28,8 +29,9 @@ const settled: Promise<void> = Promise.resolve();
 export class SafeReporter {
   constructor(private readonly reporter: Reporter) {}
 
-  thinking(turn: number): Promise<void> {
-    return this.call('onThinking', () => this.reporter.onThinking?.({ turn }));
+  thinking(turn: number, purpose?: 'summary'): Promise<void> {
+    return this.call('onThinking', () =>
+      this.reporter.onThinking?.(purpose === undefined ? { turn } : { turn, purpose }));
   }
 
   textDelta(delta: string): Promise<void> {
@@ -71,6 +73,10 @@ export class SafeReporter {
 
   usage(report: UsageReport): Promise<void> {
     return this.call('onUsage', () => this.reporter.onUsage?.(report));
+  }
+
+  compacted(compaction: Compaction): Promise<void> {
+    return this.call('onCompacted', () => this.reporter.onCompacted?.(compaction));
   }
 
   /**

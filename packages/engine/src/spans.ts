@@ -57,10 +57,17 @@ export function endRunSpan(
 /** Starts the span of one model call ("Thinking"). */
 export function startThinkingSpan(
   tracer: Tracer,
-  options: { turn: number; providerName: string; model: string | undefined; parent: Context },
+  options: {
+    /** Default "Thinking"; "Compact" for a summary call (CMP-6). */
+    name?: string | undefined;
+    turn: number;
+    providerName: string;
+    model: string | undefined;
+    parent: Context;
+  },
 ): Span {
   return tracer.startSpan(
-    spanNames.thinking,
+    options.name ?? spanNames.thinking,
     {
       attributes: {
         [attributes.turn]: options.turn,

@@ -7,6 +7,10 @@ export const spanNames = {
   thinking: 'Thinking',
   action: 'Action',
   tool: 'Tool',
+  /** The summary call of a compaction (CMP-6). */
+  compact: 'Compact',
+  /** The root span of a compaction asked for on its own (`Engine.compact`). */
+  compaction: 'Agent.Compact',
 } as const;
 
 /**

@@ -27,6 +27,11 @@ export interface ThinkOptions {
   traceContext: Context;
   /** The loop's figures and, through it, the run's budget. */
   state: LoopState;
+  /**
+   * The span's name: "Thinking" for a turn (the default); "Compact" for a compaction's summary
+   * call, which is not a turn (its time to first token is not the run's).
+   */
+  spanName?: string;
 }
 
 /**
@@ -37,6 +42,7 @@ export interface ThinkOptions {
 export async function think(options: ThinkOptions): Promise<ModelResponse> {
   const { request, signal, state } = options;
   const span = startThinkingSpan(options.tracer, {
+    name: options.spanName,
     turn: options.turn,
     providerName: options.provider.name,
     model: request.model,
@@ -52,7 +58,7 @@ export async function think(options: ThinkOptions): Promise<ModelResponse> {
       onFirstOutput: () => {
         const ttfb = options.now() - started;
         span.setAttribute(attributes.ttfbMs, ttfb);
-        state.firstTtfbMs ??= ttfb;
+        if (options.spanName === undefined) state.firstTtfbMs ??= ttfb;
       },
     });
     const usage = response.usage;

@@ -2,6 +2,7 @@ import {
   ClawError,
   errorMessage,
   type AgentSession,
+  type Compaction,
   type Message,
   type ToolCall,
   type ToolStartOptions,
@@ -71,7 +72,25 @@ export class WriteBehindSession implements AgentSession {
   /** Names of the calls whose start was recorded, for the message of a failed end. */
   private readonly callNames = new Map<string, string>();
 
-  constructor(private readonly session: AgentSession) {}
+  /**
+   * Stores a compaction once every earlier write is stored (CMP-4): present when the session can
+   * store one.
+   */
+  readonly compact?: (compaction: Compaction) => Promise<void>;
+
+  constructor(private readonly session: AgentSession) {
+    const store = session.compact?.bind(session);
+    if (store !== undefined) {
+      this.compact = async (compaction) => {
+        await this.settle();
+        await store(compaction);
+      };
+    }
+  }
+
+  compaction(): Compaction | undefined {
+    return this.session.compaction?.();
+  }
 
   get id(): string {
     return this.session.id;

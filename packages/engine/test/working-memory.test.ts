@@ -67,18 +67,19 @@ describe('Engine working memory', () => {
     expect(sent[0]).toEqual(history[0]);
   });
 
-  it('a small context window bounds the request and the session keeps everything', async () => {
+  it('a small context window compacts the conversation: the task stays first, the request fits, the session keeps everything (CMP-2)', async () => {
     const history = Array.from({ length: 40 }, (_, index) => exchange(index)).flat();
     const session = newSession(history);
-    const provider = new ScriptedProvider([{ text: 'done' }]);
+    const provider = new ScriptedProvider([{ text: 'the summary of it' }, { text: 'done' }]);
     await new Engine({ provider, gate: new AllowAllGate(), systemPrompt: '', contextWindowTokens: 3_000, reservedOutputTokens: 500 }).run(
       'next',
       { session },
     );
-    const sent = provider.calls[0]?.request.messages ?? [];
-    expect(sent.length).toBeLessThan(history.length / 4);
-    expect(sent.length).toBeGreaterThan(3);
-    expect(sent[0]?.role).not.toBe('tool');
+    // Before: a sliding window that dropped the oldest messages, the task first.
+    const sent = provider.calls[1]?.request.messages ?? [];
+    expect(sent[0]).toEqual(history[0]);
+    expect(sent.some((message) => message.content.includes('<summary>\nthe summary of it'))).toBe(true);
+    expect(sent.length).toBeLessThan(history.length / 2);
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'next' });
     expectPaired(sent);
     expect(session.history()).toHaveLength(history.length + 2);
