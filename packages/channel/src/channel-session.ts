@@ -84,6 +84,16 @@ export class ChannelSession {
         session_id: this.id,
         seq: view.seq,
         messages: view.history.map(toWireMessage),
+        ...(view.compaction === undefined || view.compaction.upTo === 0
+          ? {}
+          : {
+              compaction: {
+                up_to: view.compaction.upTo,
+                ...(view.compaction.summary === undefined
+                  ? {}
+                  : { summary: view.compaction.summary }),
+              },
+            }),
       });
     }
     void this.follow(cursor, this.subscription.signal);
@@ -130,6 +140,39 @@ export class ChannelSession {
         throw new ChannelError(
           `session ${JSON.stringify(this.id)} is already running a task (${error.taskId}); wait ` +
           'for it to end, or interrupt it',
+          { code: 'session_busy', sessionId: this.id, cause: error },
+        );
+      }
+      throw toChannelError(error, this.id);
+    }
+  }
+
+  /**
+   * Compacts the session's conversation now (CMP-5), as a task; controllers only, on an idle
+   * session.
+   *
+   * @throws ChannelError `not_controller`, `session_busy`, `not_supported` (a session another
+   *   instance runs).
+   */
+  async compact(focus: string | undefined): Promise<string> {
+    this.requireController('compact the conversation');
+    const compact = this.runtime.compact?.bind(this.runtime);
+    if (compact === undefined) {
+      throw new ChannelError(
+        `session ${JSON.stringify(this.id)} runs on another instance, which has to compact it: ` +
+        'send compact to the instance that runs it, or once it is idle open it here again',
+        { code: 'not_supported', sessionId: this.id },
+      );
+    }
+    try {
+      const { id } = compact(focus === undefined ? {} : { focus });
+      this.ownTask = id;
+      return id;
+    } catch (error) {
+      if (error instanceof SessionBusyError) {
+        throw new ChannelError(
+          `session ${JSON.stringify(this.id)} is running a task (${error.taskId}); compact it once ` +
+          'that ends, or interrupt it',
           { code: 'session_busy', sessionId: this.id, cause: error },
         );
       }

@@ -304,6 +304,9 @@ export class ChannelConnection {
       case 'prompt':
         await this.startTask(message.session_id, message.content);
         return;
+      case 'compact':
+        await this.sessionFor(message.session_id).compact(message.focus);
+        return;
       case 'interrupt':
         await this.sessionFor(message.session_id).interrupt(`interrupted by ${this.name}`);
         return;

@@ -2,6 +2,7 @@
 // Browser-safe: the web console imports this file (`@claw/channel/protocol`) and nothing else.
 import {
   approvalDecisions,
+  compactionReasons,
   riskLevels,
   sessionRunStates,
   type Message,
@@ -41,6 +42,15 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     decision: z.enum(approvalDecisions),
   }),
   z.object({ type: z.literal('close'), ...optionalSession, end: z.boolean().optional() }),
+  /**
+   * Compact the session's conversation now (CMP-5): controllers only, on an idle session.
+   * `focus` says what the summary must keep.
+   */
+  z.object({
+    type: z.literal('compact'),
+    ...optionalSession,
+    focus: z.string().max(4000).optional(),
+  }),
   z.object({ type: z.literal('ping') }),
 ]);
 
@@ -80,7 +90,12 @@ export type InstructionFile = z.infer<typeof instructionFileSchema>;
 
 export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task_started'), ...taskFields, content: z.string() }),
-  z.object({ type: z.literal('thinking'), ...taskFields, turn: z.number().int().positive() }),
+  z.object({
+    type: z.literal('thinking'),
+    ...taskFields,
+    turn: z.number().int().positive(),
+    purpose: z.literal('summary').optional(),
+  }),
   z.object({ type: z.literal('text_delta'), ...taskFields, content: z.string() }),
   z.object({ type: z.literal('thinking_delta'), ...taskFields, content: z.string() }),
   z.object({ type: z.literal('text_completed'), ...taskFields, content: z.string() }),
@@ -143,6 +158,17 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
         subagents: z.number(),
       })
       .partial(),
+  }),
+  z.object({
+    type: z.literal('context_compacted'),
+    ...taskFields,
+    reason: z.enum(compactionReasons),
+    tokens_before: z.number().int().nonnegative(),
+    tokens_after: z.number().int().nonnegative(),
+    pruned_results: z.number().int().nonnegative(),
+    summarised_messages: z.number().int().nonnegative(),
+    summary: z.string().optional(),
+    error: z.string().optional(),
   }),
   z.object({ type: z.literal('task_completed'), ...taskFields, content: z.string() }),
   z.object({ type: z.literal('task_canceled'), ...taskFields, reason: z.string().optional() }),
@@ -230,6 +256,13 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
     /** The history is the session as of this seq; the live events follow after it. */
     seq: z.number().int().nonnegative(),
     messages: z.array(wireMessageSchema),
+    /**
+     * Where the conversation was last compacted (CMP-4): the model sees the messages before
+     * `up_to` only as `summary` (and the user's own, verbatim). Absent: never compacted.
+     */
+    compaction: z
+      .object({ up_to: z.number().int().nonnegative(), summary: z.string().optional() })
+      .optional(),
   }),
   z.object({ type: z.literal('session_closed'), session_id: sessionId, ended: z.boolean() }),
   /**
@@ -281,6 +314,32 @@ export function describeModelRetry(
     `${retry.attempts}): ${retry.error}`;
 }
 
+/**
+ * A compaction for people, the same in every client (CMP-5): `context compacted (threshold):
+ * 15,200 → 6,100 tokens · 12 old tool results pruned · 40 messages summarised`; a failed summary
+ * says so (`… · 40 messages left out: the summary failed (…)`).
+ */
+export function describeCompacted(
+  event: Pick<
+    ServerEventOf<'context_compacted'>,
+    'reason' | 'tokens_before' | 'tokens_after' | 'pruned_results' | 'summarised_messages' | 'error'
+  >,
+): string {
+  const count = (n: number, noun: string): string =>
+    `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+  const parts = [
+    `context compacted (${event.reason}): ${event.tokens_before.toLocaleString('en-US')} → ` +
+    `${event.tokens_after.toLocaleString('en-US')} tokens`,
+  ];
+  if (event.pruned_results > 0) parts.push(`${count(event.pruned_results, 'old tool result')} pruned`);
+  if (event.summarised_messages > 0) {
+    parts.push(event.error === undefined
+      ? `${count(event.summarised_messages, 'message')} summarised`
+      : `${count(event.summarised_messages, 'message')} left out: the summary failed (${event.error})`);
+  }
+  return parts.join(' · ');
+}
+
 /** How long a model call must be silent before a client says so, in milliseconds. */
 export const modelWaitNoticeMs = 5000;
 
@@ -319,7 +378,12 @@ export function describeCost(usd: number, unpricedCalls: number): string {
 
 /** What a task did, for {@link describeTaskSummary}. */
 export interface TaskSummary {
+  /** Model calls, the summary calls of compactions included. */
   modelCalls: number;
+  /** Of `modelCalls`, those that summarised the conversation (CMP-6). */
+  summaryCalls: number;
+  /** Times the conversation was compacted (CMP-5). */
+  compactions: number;
   toolCalls: number;
   /** Tool calls that failed or were denied. */
   failedToolCalls: number;
@@ -336,18 +400,24 @@ export interface TaskSummary {
 /**
  * What a task did, in one line, the same in every client: `3 model calls · 2 tool calls (1 failed
  * or denied) · 12,345 tokens (8,000 cached) · cost $0.0042 · 14.2 s`. Cached tokens are named
- * only when there were some.
+ * only when there were some; compactions too (`12 model calls (1 to summarise) · … · context
+ * compacted once · …`).
  */
 export function describeTaskSummary(summary: TaskSummary): string {
   const count = (n: number, noun: string): string =>
     `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
   const calls = count(summary.toolCalls, 'tool call') +
     (summary.failedToolCalls > 0 ? ` (${summary.failedToolCalls} failed or denied)` : '');
+  const compacted = summary.compactions === 0
+    ? []
+    : [`context compacted ${summary.compactions === 1 ? 'once' : `${summary.compactions} times`}`];
   return [
-    count(summary.modelCalls, 'model call'),
+    count(summary.modelCalls, 'model call') +
+    (summary.summaryCalls > 0 ? ` (${summary.summaryCalls} to summarise)` : ''),
     calls,
     count(summary.tokens, 'token') +
     (summary.cachedTokens > 0 ? ` (${summary.cachedTokens.toLocaleString('en-US')} cached)` : ''),
+    ...compacted,
     `cost ${describeCost(summary.costUsd, summary.unpricedCalls)}`,
     `${(summary.elapsedMs / 1000).toFixed(1)} s`,
   ].join(' · ');
@@ -375,6 +445,8 @@ export function tallyTask(
       taskId: event.task_id,
       startedAt: at,
       modelCalls: 0,
+      summaryCalls: 0,
+      compactions: 0,
       toolCalls: 0,
       failedToolCalls: 0,
       tokens: 0,
@@ -384,7 +456,14 @@ export function tallyTask(
     };
   }
   if (tally === undefined || !('task_id' in event) || event.task_id !== tally.taskId) return tally;
-  if (event.type === 'thinking') return { ...tally, modelCalls: tally.modelCalls + 1 };
+  if (event.type === 'thinking') {
+    return {
+      ...tally,
+      modelCalls: tally.modelCalls + 1,
+      summaryCalls: tally.summaryCalls + (event.purpose === 'summary' ? 1 : 0),
+    };
+  }
+  if (event.type === 'context_compacted') return { ...tally, compactions: tally.compactions + 1 };
   if (event.type === 'tool_call') return { ...tally, toolCalls: tally.toolCalls + 1 };
   if (event.type === 'tool_result' && event.is_error) {
     return { ...tally, failedToolCalls: tally.failedToolCalls + 1 };

@@ -43,6 +43,39 @@ describe('a task driven over the channel (CH-1, CH-4)', () => {
     ]);
   });
 
+  it('compact: a controller compacts an idle session as a task; an observer and a busy session are refused (CMP-5)', async () => {
+    const workDir = await workspace();
+    const runtimes = factoryWith([
+      { text: 'one '.padEnd(4_000, '.') },
+      { text: 'two '.padEnd(4_000, '.') },
+      { text: 'the summary', usage: { promptTokens: 10, completionTokens: 2 } },
+      { text: 'slow', delayMs: 60_000 },
+    ]);
+    const client = new TestClient({ runtimes, workspaces: [workDir] });
+    await client.send({ type: 'open', session_id: 's1' });
+    await client.send({ type: 'prompt', content: 'first' });
+    await client.next('task_completed');
+    await client.send({ type: 'prompt', content: 'second' });
+    await client.next('task_completed', (event) => event.content.startsWith('two'));
+    await client.send({ type: 'compact', focus: 'the names' });
+    const end = await client.next('task_completed', (event) => event.content.startsWith('context'));
+    expect(end.content).toMatch(/^context compacted: /);
+    expect(client.of('task_started').at(-1)).toMatchObject({ content: '/compact the names' });
+    expect(client.of('context_compacted')).toMatchObject([{ reason: 'manual', summary: 'the summary' }]);
+    // A client that opens it now is told where the conversation was compacted.
+    const later = new TestClient({ runtimes, workspaces: [workDir] });
+    await later.send({ type: 'open', session_id: 's1' });
+    expect((await later.next('history')).compaction).toMatchObject({ up_to: 3, summary: 'the summary' });
+    const watcher = new TestClient({ runtimes, workspaces: [workDir] });
+    await watcher.send({ type: 'open', session_id: 's1', role: 'observer' });
+    await watcher.send({ type: 'compact' });
+    expect((await watcher.next('error')).code).toBe('not_controller');
+    await client.send({ type: 'prompt', content: 'long' });
+    await client.send({ type: 'compact' });
+    expect((await client.next('error')).code).toBe('session_busy');
+    await client.send({ type: 'interrupt' });
+  });
+
   it('handles ping, interrupt and approval answers while a task runs', async () => {
     const workDir = await workspace();
     const runtimes = factoryWith([writeCall('w1'), writeCall('w2')]);

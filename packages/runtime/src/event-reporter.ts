@@ -59,7 +59,12 @@ export function createTaskReporter(
   };
   const reporter: Reporter = {
     onThinking: (info) => {
-      log.append({ type: 'thinking', task_id: taskId, turn: info.turn });
+      log.append({
+        type: 'thinking',
+        task_id: taskId,
+        turn: info.turn,
+        ...(info.purpose === undefined ? {} : { purpose: info.purpose }),
+      });
       return user?.onThinking?.(info);
     },
     onTextDelta: (delta) => {
@@ -110,6 +115,22 @@ export function createTaskReporter(
     onMessage: (message) => {
       if (message.role === 'tool') result(message.toolCallId, message.content, message.isError === true);
       return user?.onMessage?.(message);
+    },
+    onCompacted: (compaction) => {
+      log.append({
+        type: 'context_compacted',
+        task_id: taskId,
+        reason: compaction.reason,
+        tokens_before: compaction.tokensBefore,
+        tokens_after: compaction.tokensAfter,
+        pruned_results: compaction.prunedResults,
+        summarised_messages: compaction.summarisedMessages,
+        ...(compaction.summary === undefined || compaction.summarisedMessages === 0
+          ? {}
+          : { summary: compaction.summary }),
+        ...(compaction.summaryError === undefined ? {} : { error: compaction.summaryError }),
+      });
+      return user?.onCompacted?.(compaction);
     },
     onUsage: (report) => {
       log.append({

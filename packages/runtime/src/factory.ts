@@ -230,6 +230,7 @@ export class RuntimeFactory {
         }),
         subagents: this.options.subagents ?? true,
         contextWindowTokens: settings.contextWindowTokens,
+        compactAtRatio: settings.compactAtRatio,
         prices: settings.prices,
         maxSessionTokens: settings.maxSessionTokens,
         maxRunTokens: settings.maxRunTokens,
@@ -480,11 +481,28 @@ export class RuntimeFactory {
         ? {}
         : { subscriberBound: this.options.subscriberBound }),
       ...(this.options.resumeInterrupted === true ? { resumeInterrupted: true } : {}),
-      runTask: async ({ prompt, session, reporter, approvals, mode, signal, resumeCalls }) => {
+      runTask: async (task) => {
+        const { prompt, session, reporter, approvals, mode, signal, resumeCalls, compact } = task;
         // The model is told about the MCP tools from its first call: wait until each server is
         // ready or has failed (within its start-up time). An abort ends the wait; the run then
         // ends as canceled.
         await mcp?.ready({ signal }).catch(() => undefined);
+        const promptParts = {
+          ...(environment === undefined
+            ? {}
+            : { environment: { ...environment, approval: mode ?? this.settings.approval } }),
+          instructions: instructions.files,
+        };
+        if (compact !== undefined) {
+          return engine.compact({
+            session,
+            reporter,
+            signal,
+            ...(compact.focus === undefined ? {} : { focus: compact.focus }),
+            ...(runTools === undefined ? {} : { tools: runTools }),
+            ...promptParts,
+          });
+        }
         return engine.run(prompt, {
           session,
           reporter,
@@ -500,10 +518,7 @@ export class RuntimeFactory {
           ...(resumeCalls === undefined ? {} : { resumeCalls }),
           // The approval mode is the task's (a remote agent's tasks are denied what a console's
           // are asked): the same in every task of a session that keeps one mode.
-          ...(environment === undefined
-            ? {}
-            : { environment: { ...environment, approval: mode ?? this.settings.approval } }),
-          instructions: instructions.files,
+          ...promptParts,
         });
       },
       onReleased: () => {

@@ -25,6 +25,7 @@ export const numericSettingFlags: ReadonlyArray<{
   { flag: 'first-token-timeout-ms', key: 'firstTokenTimeoutMs', min: 0 },
   { flag: 'stream-idle-timeout-ms', key: 'streamIdleTimeoutMs', min: 0 },
   { flag: 'retries', key: 'retries', min: 0 },
+  { flag: 'context-window-tokens', key: 'contextWindowTokens', min: 1000 },
 ];
 
 /** The `node:util` `parseArgs` options of the setting flags, to spread into an app's own. */
@@ -168,6 +169,9 @@ export function settingFlagsHelp(): string {
   --stream-idle-timeout-ms <n>    limit of a silence once a reply streams, 0 = none
                                   (default: ${d.streamIdleTimeoutMs})
   --retries <n>                   retries of a failed model call (default: ${d.retries})
+  --context-window-tokens <n>     the model's context; the conversation is compacted before a
+                                  request fills ${Math.round(d.compactAtRatio * 100)}% of it (default: the model's when
+                                  claw knows it, else ${d.contextWindowTokens})
   --system-prompt-file <file>     its text replaces claw's own system prompt (the environment
                                   and the AGENTS.md instructions still follow it)
   --append-system-prompt <text>   text added at the end of the system prompt

@@ -35,6 +35,13 @@ export interface RuntimeHandle {
   onToolProgress(listener: (progress: TaskToolProgress) => void): () => void;
   /** @throws SessionBusyError when a task runs on the session. */
   start(prompt: string): { readonly id: string } | Promise<{ readonly id: string }>;
+  /**
+   * Compacts the conversation as a task (CMP-5); absent where it cannot be done (a session
+   * another instance runs).
+   *
+   * @throws SessionBusyError when a task runs on the session.
+   */
+  compact?(options?: { focus?: string }): { readonly id: string };
   cancel(reason?: unknown): void | Promise<void>;
   /** @throws ApprovalNotPendingError when it is not waiting (any more): the first answer won. */
   respond(requestId: string, decision: ApprovalDecision, by?: string): void | Promise<void>;

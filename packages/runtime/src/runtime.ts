@@ -94,6 +94,24 @@ export class Runtime {
     return task;
   }
 
+  /**
+   * Compacts the session's conversation now (CMP-5: `/compact`), as a task (see `start`); `focus`
+   * says what the summary must keep.
+   *
+   * @throws SessionBusyError when a task is running on the session; RuntimeClosedError after
+   *   `close()`.
+   */
+  compact(options: { focus?: string; reporter?: Reporter } = {}): Task {
+    if (this.closing !== undefined) throw new RuntimeClosedError(`runtime ${this.id}`);
+    const reporter = options.reporter ?? this.defaultReporter;
+    const task = this.host.compact({
+      ...(options.focus === undefined ? {} : { focus: options.focus }),
+      ...(reporter === undefined ? {} : { reporter }),
+    });
+    this.own = task;
+    return task;
+  }
+
   /** Cancels the session's running task (and its pending approvals), if any. */
   cancel(reason?: unknown): void {
     this.host.cancel(reason);

@@ -4,6 +4,7 @@ import {
   Listeners,
   type Message,
   type Reporter,
+  type Compaction,
   type SessionEventOf,
   type SessionRunState,
   type TaskToolProgress,
@@ -35,6 +36,8 @@ export type TaskRunner = (options: {
   signal: AbortSignal;
   /** Calls to make again instead of starting from the prompt (see `RunOptions.resumeCalls`). */
   resumeCalls?: readonly ToolCall[];
+  /** Compact the conversation instead of running the prompt (`Runtime.compact`, CMP-5). */
+  compact?: { focus?: string };
 }) => Promise<RunResult>;
 
 /** Options of `SessionHost.start`. */
@@ -58,6 +61,8 @@ export interface SessionView {
   pendingApprovals: Array<SessionEventOf<'approval_request'>>;
   /** The running task, if any. */
   task?: { id: string; prompt: string };
+  /** The conversation's latest compaction (CMP-4), if any. */
+  compaction?: Compaction;
   /**
    * The project instruction files the model is given (REAL-2), in order; absent when this process
    * does not know them (a session another instance runs).
@@ -233,6 +238,25 @@ export class SessionHost {
   }
 
   /**
+   * Compacts the conversation now (CMP-5), as a task of its own (`/compact` is what it started
+   * with): one at a time with the session's other tasks, its summary call counted and its events
+   * (`context_compacted`, `usage`) logged like a task's. The task ends with what was done, or
+   * `nothing to compact`.
+   *
+   * @throws SessionBusyError when a task is running on this session.
+   */
+  compact(options: StartOptions & { focus?: string } = {}): Task {
+    const running = this.active;
+    if (running !== undefined) throw new SessionBusyError(this.sessionId, running.task.id);
+    if (this.releasing !== undefined) throw new Error('the session host was released');
+    const taskId = `task-${this.session.lastEventSeq() + 1}`;
+    const focus = options.focus?.trim() ?? '';
+    const command = focus === '' ? '/compact' : `/compact ${focus}`;
+    this.events.append({ type: 'task_started', task_id: taskId, content: command });
+    return this.begin(taskId, command, options, undefined, focus === '' ? {} : { focus });
+  }
+
+  /**
    * Calls `listener` with the progress the tools of the session's tasks report, from now until
    * the returned function is called. Progress is not a session event: it is not kept or
    * numbered, and nobody who was not listening when it came gets it. A listener that throws
@@ -248,6 +272,7 @@ export class SessionHost {
     prompt: string,
     options: StartOptions,
     resumeCalls?: readonly ToolCall[],
+    compact?: { focus?: string },
   ): Task {
     const taskReporter = createTaskReporter(this.events, taskId, options.reporter, (report) => {
       this.progressListeners.emit({ ...report, taskId });
@@ -262,6 +287,7 @@ export class SessionHost {
         mode: options.mode,
         signal,
         ...(resumeCalls === undefined ? {} : { resumeCalls }),
+        ...(compact === undefined ? {} : { compact }),
       }),
     );
     this.active = { task, prompt };
@@ -301,6 +327,7 @@ export class SessionHost {
       history: [...this.session.history()],
       pendingApprovals: this.approvals.pending(),
       ...(active === undefined ? {} : { task: { id: active.task.id, prompt: active.prompt } }),
+      ...(this.session.compaction() === undefined ? {} : { compaction: this.session.compaction() }),
       instructions: this.context.instructions.files.map((file) => ({
         path: file.path,
         bytes: file.bytes,

@@ -7,7 +7,12 @@ import {
   type ApprovalMode,
   type ClawConfig,
 } from '@claw/core';
-import { defaultContextWindowTokens, defaultMaxTurns } from '@claw/engine';
+import {
+  contextWindowOf,
+  defaultCompactAtRatio,
+  defaultContextWindowTokens,
+  defaultMaxTurns,
+} from '@claw/engine';
 import { retryingProviderDefaults } from '@claw/provider';
 
 export type { ApprovalMode };
@@ -48,7 +53,13 @@ export interface Settings {
   userConfigDir?: string | undefined;
   /** Retries after the first attempt of a model call. */
   retries: number;
+  /**
+   * The model's context in tokens (CMP-1): the setting, else the model's from the table of
+   * well-known ones (`contextWindowOf`), else 128,000.
+   */
   contextWindowTokens: number;
+  /** Compact before a request would fill this share of the window (CMP-1). Default 0.8. */
+  compactAtRatio: number;
   approval: ApprovalMode;
   prices: NonNullable<ClawConfig['prices']>;
   sandbox: { isolation: 'auto' | 'required' | 'off'; allowNetwork: boolean };
@@ -79,6 +90,7 @@ export const defaultSettings: Readonly<Omit<
   // Attempts are the first call plus the retries.
   retries: retryingProviderDefaults.attempts - 1,
   contextWindowTokens: defaultContextWindowTokens,
+  compactAtRatio: defaultCompactAtRatio,
   prices: {},
   sandbox: { isolation: 'auto', allowNetwork: false },
 };
@@ -148,10 +160,11 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
   };
   const pick = <K extends keyof typeof defaultSettings>(key: K): Settings[K] =>
     (overrides[key] ?? file[key as keyof ClawConfig] ?? defaultSettings[key]) as Settings[K];
+  const model = overrides.model ?? fromEnv('OPENAI_MODEL') ?? file.model ?? defaultSettings.model;
   return {
     apiKey: overrides.apiKey ?? fromEnv('OPENAI_API_KEY'),
     baseUrl: overrides.baseUrl ?? fromEnv('OPENAI_BASE_URL') ?? file.baseUrl,
-    model: overrides.model ?? fromEnv('OPENAI_MODEL') ?? file.model ?? defaultSettings.model,
+    model,
     maxTurns: pick('maxTurns'),
     maxSessionTokens: pick('maxSessionTokens'),
     maxRunTokens: pick('maxRunTokens'),
@@ -166,7 +179,9 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
     appendSystemPrompt: overrides.appendSystemPrompt ?? file.appendSystemPrompt,
     userConfigDir: userConfigDir(env),
     retries: pick('retries'),
-    contextWindowTokens: pick('contextWindowTokens'),
+    contextWindowTokens: overrides.contextWindowTokens ?? file.contextWindowTokens ??
+      contextWindowOf(model) ?? defaultSettings.contextWindowTokens,
+    compactAtRatio: pick('compactAtRatio'),
     approval: overrides.approval ?? file.approval ?? options.defaultApproval ?? 'deny',
     prices: { ...file.prices, ...overrides.prices },
     sandbox: { ...defaultSettings.sandbox, ...file.sandbox, ...overrides.sandbox },

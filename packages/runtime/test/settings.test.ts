@@ -23,6 +23,8 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
     const settings = await resolveSettings({ workDir });
     expect(settings).toMatchObject({
       ...defaultSettings,
+      // The default model's own window, from the table of well-known models (CMP-1).
+      contextWindowTokens: 1_047_576,
       apiKey: undefined,
       baseUrl: undefined,
       approval: 'deny',
@@ -39,6 +41,19 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
     });
     expect(settings.systemPrompt).toBeUndefined();
     expect(settings.appendSystemPrompt).toBeUndefined();
+  });
+
+  it('takes the context window from the flag, the file, the model\'s known window, else 128k (CMP-1)', async () => {
+    expect((await resolveSettings({ workDir, env: { OPENAI_MODEL: 'gpt-4o-2024-08-06' } })).contextWindowTokens).toBe(128_000);
+    expect((await resolveSettings({ workDir, env: { OPENAI_MODEL: 'qwen2.5-coder:7b' } })).contextWindowTokens).toBe(32_768);
+    expect((await resolveSettings({ workDir, env: { OPENAI_MODEL: 'my-local-model' } })).contextWindowTokens).toBe(128_000);
+    await config({ contextWindowTokens: 64_000, compactAtRatio: 0.6 });
+    expect(await resolveSettings({ workDir, env: { OPENAI_MODEL: 'gpt-4o' } }))
+      .toMatchObject({ contextWindowTokens: 64_000, compactAtRatio: 0.6 });
+    const fromFlag = await resolveSettings({ workDir, overrides: { contextWindowTokens: 16_000 } });
+    expect(fromFlag.contextWindowTokens).toBe(16_000);
+    await config({ compactAtRatio: 2 });
+    expect(await resolveSettings({ workDir }).catch((error: unknown) => (error as Error).message)).toContain('"compactAtRatio"');
   });
 
   it('reads the system prompt file: the flag\'s relative to cwd, the config file\'s to the workspace (REAL-1)', async () => {
