@@ -32,7 +32,7 @@ Options:
                                   (task_started, state, thinking, thinking_delta (the
                                   model's reasoning), text_delta, text_completed,
                                   tool_call, tool_result, approval_request, approval_resolved,
-                                  model_retry, usage), and tool_progress (no seq: a running
+                                  model_retry, usage, context_compacted), and tool_progress (no seq: a running
                                   tool's progress, not kept), ending with task_completed |
                                   task_canceled | task_failed; notes go to stderr. json (with
                                   -p or demo): one object at the end: {"type": "result",
@@ -74,6 +74,8 @@ Environment:
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
   /status              session, model, approval, how bash runs, instructions, tokens so far
+  /compact [keep]      compact the conversation now: old tool results pruned, the older part
+                       summarised (claw does it by itself at 80% of --context-window-tokens)
   line \\ + Enter       go on on the next line (one task of several lines)
   up-arrow             what you typed before, also in earlier runs here (.claw/history.jsonl)
   pasted text          one task, whatever its lines: press Enter to send it

@@ -44,7 +44,9 @@ export interface TaskFigures {
  */
 export function summaryLine(result: RunResult, figures: TaskFigures, style: Style): string {
   return style.dim(describeTaskSummary({
-    modelCalls: result.turns,
+    modelCalls: result.turns + (result.summaryCalls ?? 0),
+    summaryCalls: result.summaryCalls ?? 0,
+    compactions: result.compactions ?? 0,
     toolCalls: figures.toolCalls,
     failedToolCalls: figures.failedToolCalls,
     tokens: result.usage.totalTokens,
@@ -65,6 +67,10 @@ export function endLines(
   figures: TaskFigures | undefined,
   style: Style,
 ): string[] {
+  // A `/compact` that found nothing to do says so (a compaction made is told as it happens).
+  if (result.status === 'completed' && result.turns === 0 && result.compaction === undefined && result.finalText !== '') {
+    return [style.dim(result.finalText)];
+  }
   const outcome = outcomeLine(result, style);
   const worked = result.usage.totalTokens > 0 || (figures?.toolCalls ?? 0) > 0;
   const summary = figures !== undefined && (outcome === undefined || worked)

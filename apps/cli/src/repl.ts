@@ -22,6 +22,10 @@ export const replHelp = `Commands:
   /sessions   list this workspace's sessions and their last activity (resume one with --session)
   /status     the session, model, approval mode, how bash runs, the AGENTS.md instructions the
               model is given, and the tokens and cost so far
+  /compact [what to keep]
+              make the conversation smaller now: old tool results pruned, the older part
+              summarised by the model (your own messages are kept word for word); claw also
+              does this by itself when the model's context fills up
   /exit       quit (Ctrl-D too); a running task is canceled first
 Anything else starts a task. End a line with \\ to go on on the next one. Pasted text is one
 task, whatever its lines: press Enter to send it. Ctrl-C clears what you are typing; with
@@ -40,6 +44,8 @@ export interface ReplOptions {
   approvals: TerminalApprovals;
   /** Starts a task for a line typed while idle (the runtime's `start`). */
   start(prompt: string): Task;
+  /** Compacts the conversation as a task (`/compact [focus]`, the runtime's `compact`). */
+  compact?(focus: string | undefined): Task;
   /** What the terminal counted of the task that ended (for its summary, `endLines`). */
   figures?(): TaskFigures;
   /** Empties the conversation (`/clear`; token totals are kept). */
@@ -167,6 +173,12 @@ export class Repl {
 
   private async command(line: string): Promise<void> {
     const { style } = this.options;
+    const compact = /^\/compact(?:\s+([^]*))?$/.exec(line);
+    if (compact !== null && this.options.compact !== undefined) {
+      const focus = compact[1]?.trim() || undefined;
+      this.startTask(line, () => this.options.compact?.(focus) ?? this.options.start(line));
+      return;
+    }
     switch (line) {
       case '/help':
         this.say(replHelp);
@@ -197,10 +209,10 @@ export class Repl {
     if (!this.ending) this.showPrompt();
   }
 
-  private startTask(prompt: string): void {
+  private startTask(prompt: string, start = () => this.options.start(prompt)): void {
     let task: Task;
     try {
-      task = this.options.start(prompt);
+      task = start();
     } catch (error) {
       this.say(this.options.style.red(`could not start the task: ${errorMessage(error)}`));
       this.showPrompt();

@@ -90,6 +90,12 @@ export class TerminalSession {
         void task.wait().finally(() => reporter.taskEnded());
         return task;
       },
+      compact: (focus) => {
+        reporter.taskStarted();
+        const task = runtime.compact(focus === undefined ? {} : { focus });
+        void task.wait().finally(() => reporter.taskEnded());
+        return task;
+      },
       figures: () => reporter.figures(),
       clear: () => runtime.session.clear(),
       listSessions: () => sessionListing(options.factory, options.workDir, options.sessionId),

@@ -1,5 +1,6 @@
 import type { Reporter } from '@claw/core';
 import {
+  describeCompacted,
   describeModelRetry,
   describeModelWait,
   describeToolProgress,
@@ -92,8 +93,11 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
     ({ toolCalls: 0, failedToolCalls: 0, startedAt: performance.now(), endedAt: 0 });
   let task = fresh();
   return {
-    onThinking: async () => {
+    onThinking: async (info) => {
       await thought();
+      if (info.purpose === 'summary') {
+        await showActivity(style.dim('⇣ compacting the conversation: the model summarises its older part…'));
+      }
       wait.start();
     },
     onThinkingDelta: (delta) => {
@@ -145,6 +149,19 @@ export function createTextReporter(options: TextReporterOptions): TextReporter {
       return thinking.active ? thinking.end() : undefined;
     },
     onUsage: heard,
+    onCompacted: async (compaction) => {
+      const text = describeCompacted({
+        reason: compaction.reason,
+        tokens_before: compaction.tokensBefore,
+        tokens_after: compaction.tokensAfter,
+        pruned_results: compaction.prunedResults,
+        summarised_messages: compaction.summarisedMessages,
+        ...(compaction.summaryError === undefined ? {} : { error: compaction.summaryError }),
+      });
+      const line = `⇣ ${visible(text)}`;
+      const failed = compaction.summaryError !== undefined;
+      await showActivity(failed ? style.yellow(line) : style.dim(line));
+    },
     taskStarted: () => {
       task = fresh();
     },
