@@ -15,14 +15,41 @@ interface ChatMessage {
   content?: string | null;
 }
 
+interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: unknown[];
+}
+
+/** The notes the fake model writes when claw asks it to summarise (CMP-2), with markup in them. */
+const handOffNotes = 'Goal: answer three prompts.\nDone so far: all <b>three</b> answered.';
+
+/**
+ * claw's summary call (CMP-2): no tools, and claw's hand-off instructions as its system message
+ * (with what the user asked the notes to keep, after `/compact <focus>`).
+ */
+function summaryFocus(request: ChatRequest): string | undefined {
+  const system = request.messages[0];
+  if ((request.tools ?? []).length > 0 || system?.role !== 'system') return undefined;
+  if (!(system.content ?? '').startsWith('You write hand-off notes')) return undefined;
+  return /keep in particular: (.*)$/.exec(system.content ?? '')?.[1] ?? '';
+}
+
 /** The model's answer, from the conversation it is sent (each scenario has its own prompt). */
 function reply(body: unknown): FakeTurn {
-  const messages = (body as { messages: ChatMessage[] }).messages;
+  const request = body as ChatRequest;
+  const focus = summaryFocus(request);
+  if (focus !== undefined) return { text: `${handOffNotes}\nKept in particular: ${focus}.` };
+  const messages = request.messages;
   const last = messages.at(-1);
   const prompt = [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
   if (last?.role === 'tool') {
     if (prompt.startsWith('reload')) return { text: 'finished after the reload', delayMs: 1500 };
     return { textChunks: ['The tool ', 'is done.'], chunkDelayMs: 20 };
+  }
+  if (prompt.startsWith('compact ')) {
+    // Answers long enough that a summary of them is worth a model call.
+    const lines = Array.from({ length: 30 }, (_, index) => `Part ${index + 1} of the answer to ${prompt}.\n`);
+    return { textChunks: [lines.join('').padEnd(4_000, '.')] };
   }
   if (prompt.startsWith('write')) {
     const args = { path: 'from-the-page.txt', content: 'written from the console\n' };
@@ -237,6 +264,67 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     await expect.poll(() => panel.getByTestId('notice').last().textContent())
       .toMatch(/^1 model call · 0 tool calls · 18,204 tokens \(12,800 cached\) · cost unpriced · \d+\.\d s$/);
     expect(pageErrors(page)).toEqual([]);
+  });
+
+  it('/compact typed in the page compacts the conversation: a divider with the summary, folded, and the task\'s end line (CMP-5)', async () => {
+    const page = await openConsole();
+    const id = await newSession(page);
+    const panel = session(page, id);
+    const answers = panel.getByTestId('assistant-message');
+    for (const [index, word] of ['one', 'two', 'three'].entries()) {
+      await prompt(page, id, `compact ${word}`);
+      await expect.poll(() => answers.count(), { timeout: 10_000 }).toBe(index + 1);
+      await expect.poll(() => answers.last().getAttribute('aria-busy')).toBe('false');
+      await expect.poll(() => panel.getByTestId('task-state').textContent()).toBe('completed');
+    }
+    expect(await panel.getByRole('textbox', { name: 'Message' }).getAttribute('placeholder')).toContain('/compact [what to keep]');
+
+    await prompt(page, id, '/compact keep the API');
+    const divider = panel.getByTestId('compaction');
+    await divider.waitFor({ timeout: 10_000 });
+    expect(await panel.getByTestId('user-message').last().textContent()).toContain('/compact keep the API');
+    expect(await divider.locator('.compaction-line').textContent())
+      .toMatch(/^context compacted \(manual\): [\d,]+ → [\d,]+ tokens · \d+ messages summarised$/);
+    // Folded: the summary opens on demand, and shows the model's text as text.
+    const details = divider.locator('details');
+    expect(await details.getAttribute('open')).toBeNull();
+    expect(await divider.locator('.compaction-summary').isVisible()).toBe(false);
+    await details.locator('summary').click();
+    expect(await details.getAttribute('open')).not.toBeNull();
+    const summary = divider.locator('.compaction-summary');
+    expect(await summary.isVisible()).toBe(true);
+    expect(await summary.textContent()).toBe(`${handOffNotes}\nKept in particular: keep the API.`);
+    expect(await summary.locator('b').count()).toBe(0);
+    expect(await divider.locator('.compaction-error').count()).toBe(0);
+    // The divider is a rule across the conversation.
+    const [line, log] = [await divider.boundingBox(), await panel.getByRole('log').boundingBox()];
+    expect(line?.width ?? 0).toBeGreaterThan((log?.width ?? Infinity) * 0.8);
+
+    // The task's end line counts the summary call and the compaction.
+    await expect.poll(() => panel.getByTestId('task-state').textContent(), { timeout: 10_000 }).toBe('completed');
+    await expect.poll(() => panel.getByTestId('notice').last().textContent())
+      .toMatch(/^1 model call \(1 to summarise\) · 0 tool calls · [\d,]+ tokens · context compacted once · cost unpriced · \d+\.\d s$/);
+    await page.screenshot({ path: await screenshotPath('compacted') });
+
+    // Opened anew elsewhere, the session's history puts the divider back, with the summary.
+    const other = await openConsole();
+    await other.getByRole('list', { name: 'Sessions' }).getByRole('button', { name: `Open ${id}` }).click();
+    const rebuilt = session(other, id).getByTestId('compaction');
+    await rebuilt.waitFor({ timeout: 10_000 });
+    expect(await rebuilt.locator('.compaction-line').textContent()).toMatch(/^context compacted: /);
+    await rebuilt.locator('summary').click();
+    expect(await rebuilt.locator('.compaction-summary').textContent()).toContain('Kept in particular: keep the API.');
+    const otherAnswers = session(other, id).getByTestId('assistant-message');
+    expect(await otherAnswers.count()).toBe(3);
+    const [first, divided, last] = [
+      await otherAnswers.first().boundingBox(),
+      await rebuilt.boundingBox(),
+      await otherAnswers.last().boundingBox(),
+    ];
+    expect(first?.y ?? Infinity).toBeLessThan(divided?.y ?? -Infinity);
+    expect(divided?.y ?? Infinity).toBeLessThan(last?.y ?? -Infinity);
+    expect(pageErrors(page)).toEqual([]);
+    expect(pageErrors(other)).toEqual([]);
   });
 
   it('names a stored session the server cannot read below the list, with why, apart from the sessions', async () => {

@@ -1,5 +1,6 @@
 // Wires the socket, the reducer and sessionStorage together; React reads it as an external store.
 import type { ClientMessage, ServerEvent } from '@claw/channel/protocol';
+import { compactCommandText, parseComposerInput } from './commands.js';
 import { restoreSessions, saveSessions } from './persistence.js';
 import { ProtocolClient, socketUrl, type SocketLike } from './protocol-client.js';
 import { fetchListing } from './session-listing.js';
@@ -90,10 +91,32 @@ export class ConsoleController {
     this.dispatch({ type: 'close_requested', sessionId });
   }
 
+  /**
+   * What the message box sends: `/compact [what to keep]` compacts the conversation, anything
+   * else is a prompt. False when nothing could be sent.
+   */
+  submit(sessionId: string, text: string): boolean {
+    const input = parseComposerInput(text);
+    return input.type === 'compact'
+      ? this.compact(sessionId, input.focus)
+      : this.prompt(sessionId, input.content);
+  }
+
   prompt(sessionId: string, content: string): boolean {
     if (content.trim() === '') return false;
     if (!this.send({ type: 'prompt', session_id: sessionId, content })) return false;
     this.dispatch({ type: 'prompt_sent', sessionId, content });
+    return true;
+  }
+
+  /**
+   * Compacts the session's conversation now (CMP-5). The command shows as the page's prompt until
+   * the server starts its task (`task_started` content `/compact …`) or refuses it.
+   */
+  compact(sessionId: string, focus?: string): boolean {
+    const message = { type: 'compact', session_id: sessionId, ...(focus === undefined ? {} : { focus }) } as const;
+    if (!this.send(message)) return false;
+    this.dispatch({ type: 'prompt_sent', sessionId, content: compactCommandText(focus) });
     return true;
   }
 

@@ -1,3 +1,4 @@
+import { parseClientMessage } from '@claw/channel/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConsoleController } from '../src/console-controller.js';
 import { saveSessions } from '../src/persistence.js';
@@ -90,6 +91,38 @@ describe('the console controller', () => {
     expect(cards(state, 's1')[0]).toMatchObject({ answering: 'deny' });
     expect(cards(state, 's1')[0]?.resolution).toBeUndefined();
     expect(listener).toHaveBeenCalled();
+  });
+
+  it('sends /compact typed in the message box as a compact message, with what to keep; other text as a prompt (CMP-5)', () => {
+    const { page, last } = controller();
+    page.start('tok');
+    expect(page.submit('s1', '/compact')).toBe(false);
+    welcomed(last());
+    last().receive(sessionOpened('s1'));
+    last().receive(history('s1', 0));
+    expect(page.submit('s1', '  /compact  keep the API \n')).toBe(true);
+    expect(last().messages.at(-1)).toEqual({ type: 'compact', session_id: 's1', focus: 'keep the API' });
+    expect(shown(view(page.getState(), 's1').items)).toEqual(['user(pending): /compact keep the API']);
+    const message = 'session "s1" is running a task (task-1); compact it once that ends, or interrupt it';
+    last().receive(errorEvent({ code: 'session_busy', message, session_id: 's1' }));
+    expect(view(page.getState(), 's1').items.at(-1)).toMatchObject({ status: 'failed', error: message });
+
+    expect(page.submit('s1', '/compact')).toBe(true);
+    expect(page.submit('s1', '/compaction please')).toBe(true);
+    expect(page.submit('s1', '   ')).toBe(false);
+    expect(last().messages.slice(1)).toEqual([
+      { type: 'compact', session_id: 's1', focus: 'keep the API' },
+      { type: 'compact', session_id: 's1' },
+      { type: 'prompt', session_id: 's1', content: '/compaction please' },
+    ]);
+    // Each one the server accepts: its task starts with the command.
+    const s1 = new SessionScript('s1');
+    for (const event of s1.start('/compact')) last().receive(event);
+    expect(shown(view(page.getState(), 's1').items).slice(1)).toEqual([
+      'user(sent): /compact',
+      'user(pending): /compaction please',
+    ]);
+    for (const sent of last().messages) expect(parseClientMessage(JSON.stringify(sent)).ok).toBe(true);
   });
 
   it('closes a session at once: what is still on its way for it is ignored', () => {

@@ -9,6 +9,7 @@ import {
   type WireMessage,
 } from '@claw/channel/protocol';
 import { initialState, reduce } from '../src/state/reducer.js';
+import { compactionText } from '../src/state/selectors.js';
 import type {
   ApprovalItem,
   ConsoleState,
@@ -138,8 +139,15 @@ export function history(
   sessionId: string,
   seq: number,
   messages: WireMessage[] = [],
+  compaction?: ServerEventOf<'history'>['compaction'],
 ): ServerEventOf<'history'> {
-  return strictParse(connectionEventSchema, { type: 'history', session_id: sessionId, seq, messages });
+  return strictParse(connectionEventSchema, {
+    type: 'history',
+    session_id: sessionId,
+    seq,
+    messages,
+    ...(compaction === undefined ? {} : { compaction }),
+  });
 }
 
 export function errorEvent(
@@ -178,6 +186,10 @@ export function shown(items: readonly TranscriptItem[]): string[] {
         return `approval ${item.requestId}${item.resolution ? `: ${item.resolution.decision} by ${item.resolution.by}` : ''}`;
       case 'notice':
         return `notice(${item.tone}): ${item.text}`;
+      case 'compaction':
+        return `compaction: ${compactionText(item)}` +
+          (item.summary === undefined ? '' : ` [summary: ${item.summary}]`) +
+          (item.error === undefined ? '' : ` [error: ${item.error}]`);
     }
   });
 }

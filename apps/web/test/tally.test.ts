@@ -65,6 +65,47 @@ describe('the line that ends a task in the transcript (what it did, as the termi
     ]);
   });
 
+  it('counts a compaction\'s summary call among the model calls and says how often the context was compacted (CMP-5, CMP-6)', () => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'go on');
+    const compaction = (summarised: number) => s1.event('context_compacted', {
+      reason: 'threshold',
+      tokens_before: 15_200,
+      tokens_after: 6_100,
+      pruned_results: 12,
+      summarised_messages: summarised,
+      ...(summarised === 0 ? {} : { summary: 'notes' }),
+    });
+    state = receive(
+      state,
+      // The summary call is announced as a model call with its purpose.
+      s1.event('thinking', { turn: 1, purpose: 'summary' }),
+      compaction(40),
+      s1.event('thinking', { turn: 1 }),
+      usage(s1, 100, 0.001, 0.001),
+      // Pruning alone makes no model call.
+      compaction(0),
+      ...s1.reply(2, ['Done.']),
+      usage(s1, 2345, 0.002, 0.001),
+      ...s1.complete('Done.'),
+    );
+    expect(notices(shown(view(state, 's1').items))).toEqual([
+      'notice(info): 3 model calls (1 to summarise) · 0 tool calls · 2,345 tokens · context compacted 2 times · cost $0.0020 · 0.1 s',
+    ]);
+
+    state = prompted(state, s1, 'once more');
+    state = receive(
+      state,
+      s1.event('thinking', { turn: 1, purpose: 'summary' }),
+      compaction(3),
+      s1.event('thinking', { turn: 1 }),
+      usage(s1, 50, 0.001, 0.001),
+      ...s1.complete('ok'),
+    );
+    expect(notices(shown(view(state, 's1').items)).at(-1))
+      .toBe('notice(info): 2 model calls (1 to summarise) · 0 tool calls · 50 tokens · context compacted once · cost $0.0010 · 0.1 s');
+  });
+
   it('comes before how a task ended when it failed or was canceled; a task that did nothing is told by its error alone', () => {
     const s1 = new SessionScript('s1');
     let state = prompted(withFreshSession('s1'), s1, 'first');

@@ -1,7 +1,14 @@
 import { useId, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { useController } from './controller-context.js';
 
-/** The message box pinned at the bottom: Enter sends, Shift+Enter starts a new line. */
+// The command is named in the placeholder: the hint below keeps to one line in a narrow window
+// (a hint that wrapped would move the box when a task's state replaces it).
+const placeholder = 'Ask claw to do something… (/compact [what to keep] compacts the conversation)';
+
+/**
+ * The message box pinned at the bottom: Enter sends, Shift+Enter starts a new line; `/compact
+ * [what to keep]` compacts the conversation instead of asking the model.
+ */
 export function Composer({
   sessionId,
   disabledReason,
@@ -14,7 +21,7 @@ export function Composer({
   const hintId = useId();
   const send = () => {
     if (disabledReason !== undefined) return;
-    if (controller.prompt(sessionId, text)) setText('');
+    if (controller.submit(sessionId, text)) setText('');
   };
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -32,7 +39,7 @@ export function Composer({
         aria-label="Message"
         aria-describedby={hintId}
         rows={2}
-        placeholder="Ask claw to do something…"
+        placeholder={placeholder}
         value={text}
         onChange={(event) => setText(event.target.value)}
         onKeyDown={onKeyDown}

@@ -1,6 +1,7 @@
 import { memo, useLayoutEffect, useRef } from 'react';
 import type { SessionView, TranscriptItem } from '../state/types.js';
 import { ApprovalCard } from './ApprovalCard.js';
+import { CompactionDivider } from './CompactionDivider.js';
 import { ThinkingBlock } from './ThinkingBlock.js';
 import { ToolCallView } from './ToolCallView.js';
 
@@ -55,6 +56,8 @@ const Item = memo(function Item({
           {item.text}
         </p>
       );
+    case 'compaction':
+      return <CompactionDivider item={item} />;
   }
 });
 

@@ -1,11 +1,27 @@
 // Rebuilds a transcript from a `history` event: the messages of the session as of a seq.
 import type { ServerEventOf, WireMessage } from '@claw/channel/protocol';
-import type { ApprovalItem, TranscriptItem } from './types.js';
+import type { ApprovalItem, CompactionItem, TranscriptItem } from './types.js';
 
-export function itemsFromHistory(messages: readonly WireMessage[], seq: number): TranscriptItem[] {
+type HistoryCompaction = ServerEventOf<'history'>['compaction'];
+
+/**
+ * The transcript of a `history`: its messages, with the divider of its compaction before message
+ * `up_to` (at the end when `up_to` is past the last).
+ */
+export function itemsFromHistory(
+  messages: readonly WireMessage[],
+  seq: number,
+  compaction?: HistoryCompaction,
+): TranscriptItem[] {
   const items: TranscriptItem[] = [];
+  const divider = (): CompactionItem => ({
+    kind: 'compaction',
+    key: `h${seq}-compaction`,
+    ...(compaction?.summary === undefined ? {} : { summary: compaction.summary }),
+  });
   messages.forEach((message, index) => {
     const key = `h${seq}-${index}`;
+    if (compaction !== undefined && index === compaction.up_to) items.push(divider());
     switch (message.role) {
       case 'system':
         return;
@@ -50,7 +66,28 @@ export function itemsFromHistory(messages: readonly WireMessage[], seq: number):
       }
     }
   });
+  if (compaction !== undefined && compaction.up_to >= messages.length) items.push(divider());
   return items;
+}
+
+/** The divider of a live `context_compacted`. */
+export function compactionItem(
+  event: ServerEventOf<'context_compacted'>,
+  key: string,
+): CompactionItem {
+  return {
+    kind: 'compaction',
+    key,
+    figures: {
+      reason: event.reason,
+      tokensBefore: event.tokens_before,
+      tokensAfter: event.tokens_after,
+      prunedResults: event.pruned_results,
+      summarisedMessages: event.summarised_messages,
+    },
+    ...(event.summary === undefined ? {} : { summary: event.summary }),
+    ...(event.error === undefined ? {} : { error: event.error }),
+  };
 }
 
 /**

@@ -17,6 +17,10 @@ export function waitingSinceAfter(
       return receivedAt;
     case 'model_retry':
       return receivedAt + event.delay_ms;
+    case 'context_compacted':
+      // After a call the context overflowed, the call is made again once compacted; before a
+      // call (the usual case) nothing waits yet.
+      return since === undefined ? undefined : receivedAt;
     case 'text_delta':
     case 'thinking_delta':
     case 'text_completed':

@@ -106,6 +106,7 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
     case 'approval_resolved':
     case 'state':
     case 'model_retry':
+    case 'context_compacted':
     case 'usage':
     case 'task_completed':
     case 'task_canceled':
@@ -210,9 +211,13 @@ function errorEvent(state: ConsoleState, event: ServerEventOf<'error'>): Console
   return withSession(state, refusePrompt(view, event.code, event.message));
 }
 
-/** A refused prompt (busy, not a controller) marks the page's waiting prompt as not sent. */
+/**
+ * A refused prompt or `/compact` (busy, not a controller) marks the page's waiting prompt as not
+ * sent.
+ */
 function refusePrompt(view: SessionView, code: string, message: string): SessionView {
-  const promptCodes = ['session_busy', 'not_controller', 'invalid_message'];
+  // `not_supported`: a `/compact` of a session another instance runs.
+  const promptCodes = ['session_busy', 'not_controller', 'invalid_message', 'not_supported'];
   const index = view.items.findIndex((item) => item.kind === 'user' && item.status === 'pending');
   const item = view.items[index];
   if (!promptCodes.includes(code) || item?.kind !== 'user') return { ...view, error: message };

@@ -1,6 +1,7 @@
 // Texts the page shows for a state (the e2e tests read some of them, keep them stable).
 import { describeCost, promptTitle, type InstructionFile } from '@claw/channel/protocol';
 import type {
+  CompactionItem,
   ConnectionStatus,
   Figures,
   RunState,
@@ -74,6 +75,29 @@ export function thinkingSummaryText(item: Pick<ThinkingItem, 'text' | 'streaming
     return `thinking… (${plural(Array.from(item.text).length, 'character')})`;
   }
   return `thought (${plural(item.text.trimEnd().split('\n').length, 'line')})`;
+}
+
+/**
+ * The divider's line where the conversation was compacted (CMP-5): `context compacted
+ * (threshold): 15,200 → 6,100 tokens · 12 old tool results pruned · 40 messages summarised`
+ * (`left out` for messages whose summary failed). Rebuilt from a history, which keeps no figures,
+ * it says what the model sees of the conversation above instead.
+ */
+export function compactionText(item: Pick<CompactionItem, 'figures' | 'summary' | 'error'>): string {
+  const { figures } = item;
+  if (figures === undefined) {
+    return item.summary === undefined
+      ? 'context compacted: the model no longer sees the conversation above, only your messages in it'
+      : 'context compacted: the model sees the conversation above only as a summary, and your messages in it';
+  }
+  const parts = [
+    `context compacted (${figures.reason}): ${count(figures.tokensBefore)} → ${count(figures.tokensAfter)} tokens`,
+  ];
+  if (figures.prunedResults > 0) parts.push(`${plural(figures.prunedResults, 'old tool result')} pruned`);
+  if (figures.summarisedMessages > 0) {
+    parts.push(`${plural(figures.summarisedMessages, 'message')} ${item.error === undefined ? 'summarised' : 'left out'}`);
+  }
+  return parts.join(' · ');
 }
 
 /**

@@ -6,7 +6,8 @@ import {
   type ServerEventOf,
   type SessionEvent,
 } from '@claw/channel/protocol';
-import { approvalItem, findOpenToolCall, itemsFromHistory } from './history.js';
+import { isCompactCommand } from '../commands.js';
+import { approvalItem, compactionItem, findOpenToolCall, itemsFromHistory } from './history.js';
 import { waitingSinceAfter } from './model-wait.js';
 import { taskSummaryText } from './tally.js';
 import type {
@@ -55,7 +56,11 @@ export function applySessionEvent(
   const key = `e${event.seq}`;
   switch (event.type) {
     case 'task_started':
-      return { ...confirmPrompt(next, event.content, key), lastEnd: undefined };
+      return {
+        ...confirmPrompt(next, event.content, key),
+        lastEnd: undefined,
+        compactTaskId: isCompactCommand(event.content) ? event.task_id : undefined,
+      };
     case 'thinking':
       // A new model call: its thinking, if any, gets a block of its own.
       return { ...endStream(endThinking(next, true)), turnStartedAt: timeOf(event, receivedAt) };
@@ -86,6 +91,10 @@ export function applySessionEvent(
       }));
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
+    case 'context_compacted':
+      // It comes before the call it was made for (after a failed one, on overflow): what that
+      // call writes goes below the divider.
+      return push(endStream(endThinking(next, true)), compactionItem(event, key));
     case 'model_retry':
       // The call is made again: what it thinks then goes after this notice.
       return push(endStream(endThinking(next, true)), {
@@ -113,7 +122,7 @@ export function applySessionEvent(
         lastEnd: 'completed' as const,
         turnStartedAt: undefined,
       };
-      return withSummary(ended, event, key, receivedAt);
+      return withSummary(compactOutcome(ended, event, key), event, key, receivedAt);
     }
     case 'task_canceled': {
       const text = `Task canceled${event.reason ? `: ${event.reason}` : ''}`;
@@ -315,8 +324,29 @@ function withSummary(
   return text === undefined ? done : push(done, { kind: 'notice', key: `${key}-summary`, tone: 'info', text });
 }
 
+/**
+ * The end of a `/compact` this page saw start: a compaction has its divider, which says what was
+ * done; without one the task's own words do (`nothing to compact: …`), or nothing would.
+ */
+function compactOutcome(
+  view: SessionView,
+  event: ServerEventOf<'task_completed'>,
+  key: string,
+): SessionView {
+  if (view.compactTaskId === undefined) return view;
+  const done = { ...view, compactTaskId: undefined };
+  const compacted = view.tally?.taskId === event.task_id && view.tally.compactions > 0;
+  if (view.compactTaskId !== event.task_id || compacted || event.content === '') return done;
+  return push(done, { kind: 'notice', key: `${key}-outcome`, tone: 'info', text: sentence(event.content) });
+}
+
 function endTask(view: SessionView, end: 'canceled' | 'failed', text: string, key: string) {
-  const ended = { ...endStream(endThinking(view, true)), lastEnd: end, turnStartedAt: undefined };
+  const ended = {
+    ...endStream(endThinking(view, true)),
+    lastEnd: end,
+    turnStartedAt: undefined,
+    compactTaskId: undefined,
+  };
   return push(ended, { kind: 'notice', key, tone: end === 'failed' ? 'error' : 'info', text });
 }
 
@@ -353,7 +383,7 @@ export function applyOpened(
 export function applyHistory(view: SessionView, event: ServerEventOf<'history'>): SessionView {
   let next: SessionView = {
     ...view,
-    items: itemsFromHistory(event.messages, event.seq),
+    items: itemsFromHistory(event.messages, event.seq, event.compaction),
     lastSeq: event.seq,
     synced: true,
     resync: false,
@@ -363,6 +393,7 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
     lastEnd: undefined,
     // Rebuilt from messages: what the running task did before is not known here.
     tally: undefined,
+    compactTaskId: undefined,
     waitingSince: undefined,
   };
   for (const request of view.openPending) next = addApproval(next, request);

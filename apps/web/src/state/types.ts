@@ -19,6 +19,7 @@ export type UnreadableSessions = NonNullable<ServerEventOf<'welcome'>['unreadabl
 export type Decision = ServerEventOf<'approval_resolved'>['decision'];
 export type Risk = ServerEventOf<'approval_request'>['risk'];
 export type TaskEnd = 'completed' | 'canceled' | 'failed';
+export type CompactionReason = ServerEventOf<'context_compacted'>['reason'];
 
 export interface UserItem {
   kind: 'user';
@@ -81,13 +82,38 @@ export interface NoticeItem {
   text: string;
 }
 
+/**
+ * Where the conversation was compacted to fit the model's context (CMP-5): what is above it, the
+ * model sees only as a summary (and the user's own messages) or, with no summary, not at all.
+ */
+export interface CompactionItem {
+  kind: 'compaction';
+  key: string;
+  /**
+   * What the live `context_compacted` said. Absent on a divider rebuilt from a `history`, which
+   * keeps only where the compaction was and its summary.
+   */
+  figures?: {
+    reason: CompactionReason;
+    tokensBefore: number;
+    tokensAfter: number;
+    prunedResults: number;
+    summarisedMessages: number;
+  };
+  /** What the model wrote for the messages above (plain text). */
+  summary?: string;
+  /** Why the summary failed: the messages above were then left out. */
+  error?: string;
+}
+
 export type TranscriptItem =
   | UserItem
   | AssistantItem
   | ThinkingItem
   | ToolItem
   | ApprovalItem
-  | NoticeItem;
+  | NoticeItem
+  | CompactionItem;
 
 export interface Figures {
   /** Tokens over the session's life (from the last `usage`). */
@@ -148,6 +174,11 @@ export interface SessionView {
   waitingSince?: number;
   /** What the running task has done so far, when this page saw it start (for its summary). */
   tally?: TaskTally;
+  /**
+   * The running task, when this page saw it start as `/compact`: its end tells what it did when
+   * there is no divider to tell it (`nothing to compact: …`).
+   */
+  compactTaskId?: string;
   error?: string;
 }
 
