@@ -94,3 +94,26 @@ describe('spans (OBS-1, OBS-2)', () => {
     expect(root?.attributes['claw.run.status']).toBe('failed');
   });
 });
+
+describe('the summary call of a compaction (CMP-6)', () => {
+  it('is a Compact span under the run, with its tokens; the run\'s time to first token is its turn\'s', async () => {
+    const old = [{ role: 'user' as const, content: 'the task' }];
+    const steps = Array.from({ length: 30 }, (_, index) => ({ role: 'assistant' as const, content: `step ${index} `.padEnd(500, 'y') }));
+    const provider = new ScriptedProvider([
+      { text: 'the notes', usage: { promptTokens: 2_000, completionTokens: 30 } },
+      { text: 'done', usage: { promptTokens: 900, completionTokens: 2 } },
+    ]);
+    const engine = new Engine({ provider, gate: new AllowAllGate(), tracer, systemPrompt: '', contextWindowTokens: 4_000 });
+    const result = await engine.run('go on', { session: newSession([...old, ...steps]) });
+    expect(result.status).toBe('completed');
+    const spans = exporter.getFinishedSpans();
+    const compact = spans.filter((span) => span.name === spanNames.compact);
+    expect(compact).toHaveLength(1);
+    const run = spans.find((span) => span.name === spanNames.run);
+    expect(compact[0]?.parentSpanContext?.spanId).toBe(run?.spanContext().spanId);
+    expect(compact[0]?.attributes[spanAttributes.promptTokens]).toBe(2_000);
+    expect(spans.filter((span) => span.name === spanNames.thinking)).toHaveLength(1);
+    // The run's tokens hold both calls (the summary counts, CMP-6).
+    expect(run?.attributes[spanAttributes.promptTokens]).toBe(2_900);
+  });
+});
