@@ -1,5 +1,6 @@
 import {
   ClawError,
+  causeChain,
   compactedView,
   errorMessage,
   findErrorWithCode,
@@ -73,6 +74,27 @@ export class ContextExhaustedError extends ClawError {
 /** True when the model's server said the request does not fit its context (REAL-6). */
 export function isContextOverflow(error: unknown): boolean {
   return findErrorWithCode(error, 'context_length_exceeded') !== undefined;
+}
+
+/**
+ * The context size a server's overflow error states, in tokens, when it states one (OpenAI,
+ * vLLM, DeepSeek, OpenRouter: "maximum context length is 16385 tokens"; llama.cpp: `n_ctx`).
+ */
+export function statedContextLimit(error: unknown): number | undefined {
+  const patterns = [
+    /maximum context length is ([\d,]+)/i,
+    /context (?:length|size|window) (?:of|is) ([\d,]+)/i,
+    /n_ctx["':\s=]+([\d,]+)/i,
+  ];
+  for (const item of causeChain(error)) {
+    const text = item instanceof Error ? item.message : typeof item === 'string' ? item : '';
+    for (const pattern of patterns) {
+      const found = pattern.exec(text)?.[1];
+      const value = found === undefined ? Number.NaN : Number(found.replaceAll(',', ''));
+      if (Number.isSafeInteger(value) && value >= 256) return value;
+    }
+  }
+  return undefined;
 }
 
 /** The window figures of compaction. */
@@ -199,7 +221,8 @@ export async function compact(input: CompactInput): Promise<Compaction | undefin
 /**
  * The calls whose results the model sees as a stub (CMP-2): those pruned before, and every
  * result since the last summary beyond the most recent ~40k tokens of them (a quarter of the
- * window when that is less). Results too short to be worth it are left.
+ * window when that is less). Results too short to be worth it are left, and so are the results
+ * of the latest calls, however large: the model has not read them yet.
  */
 function prune(
   history: readonly Message[],
@@ -209,11 +232,15 @@ function prune(
   const base = current?.upTo ?? 0;
   const pruned = new Set(current?.pruned ?? []);
   const keep = Math.min(pruneKeepTokens, Math.floor(limits.contextWindowTokens / 4));
+  // The results of the latest calls are what the model is about to read: never pruned.
+  let latest = history.length - 1;
+  while (latest >= 0 && history[latest]?.role !== 'assistant') latest -= 1;
   let recent = 0;
   for (let index = history.length - 1; index >= base; index -= 1) {
     const message = history[index] as Message;
     if (message.role !== 'tool' || pruned.has(message.toolCallId)) continue;
     recent += estimateMessageTokens(message);
+    if (index > latest) continue;
     if (recent > keep && message.content.length >= minPrunableChars) pruned.add(message.toolCallId);
   }
   return pruned;

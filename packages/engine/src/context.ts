@@ -14,6 +14,7 @@ import {
   limitTokens,
   thresholdTokens,
   type CompactionLimits,
+  statedContextLimit,
   type SummaryRequest,
 } from './compaction.js';
 import { buildRequest, estimateRequestTokens, type RequestSettings } from './request.js';
@@ -31,6 +32,8 @@ export interface ContextKeeperOptions {
   session: AgentSession;
   /** The session as the caller knows it (measures are kept per session, across runs). */
   measures: WeakMap<object, Measure>;
+  /** The windows servers said sessions' models have, when smaller than the settings' (overflow). */
+  windows: WeakMap<object, number>;
   measureKey: object;
   settings: RequestSettings;
   limits: CompactionLimits;
@@ -53,7 +56,15 @@ export class ContextKeeper {
   /** A compaction of a session that cannot store one: it lasts for the run. */
   private local: Compaction | undefined;
 
-  constructor(private readonly options: ContextKeeperOptions) {}
+  /** The window the run is sized by: the settings', or less once a server said so (overflow). */
+  private limits: CompactionLimits;
+
+  constructor(private readonly options: ContextKeeperOptions) {
+    const learned = options.windows.get(options.measureKey);
+    this.limits = learned === undefined || learned >= options.limits.contextWindowTokens
+      ? options.limits
+      : { ...options.limits, contextWindowTokens: learned };
+  }
 
   /** The session's latest compaction. */
   current(): Compaction | undefined {
@@ -66,7 +77,7 @@ export class ContextKeeper {
    * @throws ContextExhaustedError when it does not fit even so.
    */
   async request(tools: ToolDefinition[]): Promise<{ request: ModelRequest; compacted: boolean }> {
-    const { limits } = this.options;
+    const { limits } = this;
     let view = this.view();
     let tokens = this.size(view, tools);
     let compacted = false;
@@ -86,6 +97,18 @@ export class ContextKeeper {
    * @throws ContextExhaustedError when nothing could be compacted, or it still does not fit.
    */
   async afterOverflow(tools: ToolDefinition[], cause: unknown): Promise<ModelRequest> {
+    // The server's context is smaller than claw assumed: what it states, else a little under
+    // the request it refused. The rest of the run is sized by it.
+    const refused = this.size(this.view(), tools);
+    const stated = statedContextLimit(cause);
+    const window = Math.min(
+      this.limits.contextWindowTokens,
+      stated ?? Math.max(1_000, Math.floor(refused * 0.9)),
+    );
+    if (window < this.limits.contextWindowTokens) {
+      this.limits = { ...this.limits, contextWindowTokens: window };
+      this.options.windows.set(this.options.measureKey, window);
+    }
     const done = await this.compact('overflow', tools, true);
     const view = this.view();
     const tokens = this.size(view, tools);
@@ -122,11 +145,11 @@ export class ContextKeeper {
 
   /** Throws when a request of `tokens` cannot be sent. */
   private checkFits(tokens: number, cause?: unknown): void {
-    if (tokens > limitTokens(this.options.limits)) throw this.exhausted(tokens, cause);
+    if (tokens > limitTokens(this.limits)) throw this.exhausted(tokens, cause);
   }
 
   private exhausted(tokens: number, cause: unknown): ContextExhaustedError {
-    const { limits } = this.options;
+    const { limits } = this;
     return new ContextExhaustedError({
       requestTokens: tokens,
       limitTokens: limitTokens(limits),
@@ -161,7 +184,7 @@ export class ContextKeeper {
   private grownSinceLastCompaction(tokens: number): boolean {
     const last = this.current();
     if (last === undefined) return true;
-    return tokens - last.tokensAfter >= this.options.limits.contextWindowTokens / 10;
+    return tokens - last.tokensAfter >= this.limits.contextWindowTokens / 10;
   }
 
   private async compact(
@@ -170,7 +193,8 @@ export class ContextKeeper {
     force: boolean,
     focus?: string,
   ): Promise<Compaction | undefined> {
-    const { session, settings, limits, signal } = this.options;
+    const { session, settings, signal } = this.options;
+    const { limits } = this;
     const done = await compact({
       history: session.history(),
       current: this.current(),

@@ -150,6 +150,8 @@ export class Engine {
   private readonly prices: PriceTable;
   /** What the server counted of each session's last request (CMP-1), by session. */
   private readonly measures = new WeakMap<object, Measure>();
+  /** The context windows servers stated for sessions' models (smaller than the settings'). */
+  private readonly windows = new WeakMap<object, number>();
 
   /**
    * @throws RangeError when maxTurns or toolConcurrency is not a whole number ≥ 1.
@@ -539,6 +541,7 @@ export class Engine {
     return new ContextKeeper({
       session,
       measures: this.measures,
+      windows: this.windows,
       measureKey: options.measureKey,
       settings: options.requestSettings,
       limits: {

@@ -299,3 +299,58 @@ describe('what is not worth compacting', () => {
     expect(session.compaction()).toBeUndefined();
   });
 });
+
+describe('a server whose context is smaller than claw assumes (CMP-1)', () => {
+  it('sizes the compaction by the limit the server states, retries once, and completes; later runs of the session keep that size', async () => {
+    const old: Message[] = [{ role: 'user', content: task }];
+    for (let index = 0; index < 30; index += 1) old.push({ role: 'assistant', content: `step ${index} `.padEnd(600, 'y') });
+    const session = newSession(old);
+    const overflowAt = new ClawError(
+      'the model\'s server refused the request: the server said "This model\'s maximum context length is 4000 tokens. However, your messages resulted in 4620 tokens."',
+      { code: 'context_length_exceeded' },
+    );
+    const provider = new ScriptedProvider([{ error: overflowAt }, { text: 'notes' }, { text: 'done' }, { text: 'again' }]);
+    // claw assumes 128k (an unknown model); the server has 4,000.
+    const claw = engine(provider, { contextWindowTokens: 128_000 });
+    const result = await claw.run('go', { session });
+    expect(result.status).toBe('completed');
+    expect(session.compaction()).toMatchObject({ reason: 'overflow', summary: 'notes' });
+    expect(isSummaryCall(provider.calls[1]?.request as ModelRequest)).toBe(true);
+    const retried = provider.calls[2]?.request.messages ?? [];
+    expect(retried[0]?.content).toBe(task);
+    expect(retried.map((message) => message.content).join('').length / 4).toBeLessThan(3_600);
+    // The next run of the session is sized by the server's 4,000 from the start.
+    await claw.run('more', { session });
+    expect(provider.calls).toHaveLength(4);
+  });
+
+  it('an overflow whose limit is not stated is sized a little under the refused request', async () => {
+    const old: Message[] = [{ role: 'user', content: task }];
+    for (let index = 0; index < 30; index += 1) old.push({ role: 'assistant', content: `step ${index} `.padEnd(600, 'y') });
+    const provider = new ScriptedProvider([
+      { error: new ClawError('the request exceeds the available context size', { code: 'context_length_exceeded' }) },
+      { text: 'notes' },
+      { text: 'done' },
+    ]);
+    const result = await engine(provider, { contextWindowTokens: 128_000 }).run('go', { session: newSession(old) });
+    expect(result.status).toBe('completed');
+    expect(provider.calls).toHaveLength(3);
+  });
+});
+
+describe('pruning leaves what the model has not read yet', () => {
+  it('the results of the latest calls are never pruned, however large', async () => {
+    const session = newSession([
+      { role: 'user', content: task },
+      ...readStep(0, 6_000),
+      { role: 'assistant', content: '', toolCalls: [{ id: 'big', name: 'read_file', arguments: '{"path":"big.ts"}' }] },
+      { role: 'tool', toolCallId: 'big', content: 'NEWEST '.padEnd(9_000, 'n') },
+    ]);
+    // ~3,800 tokens on a 4,500 window: over 80 %; the newest result alone is over a quarter.
+    const provider = new ScriptedProvider([{ text: 'done' }]);
+    await engine(provider, { contextWindowTokens: 4_500 }).run('continue', { session });
+    const last = provider.calls.at(-1)?.request.messages ?? [];
+    expect(last.some((message) => message.content.startsWith('NEWEST '))).toBe(true);
+    expect(last.some((message) => message.content.includes('[output of read_file "f0.ts"'))).toBe(true);
+  });
+});
