@@ -1,4 +1,12 @@
-import { modelPriceSchema, type ApprovalDecision, type Message, type ModelPrice, type RiskLevel } from '@claw/core';
+import {
+  compactionReasons,
+  modelPriceSchema,
+  type ApprovalDecision,
+  type CompactionReason,
+  type Message,
+  type ModelPrice,
+  type RiskLevel,
+} from '@claw/core';
 import type { BudgetOptions, RunStatus } from '@claw/engine';
 import { z } from 'zod';
 import { EvalError } from './errors.js';
@@ -14,6 +22,7 @@ export const scorerNames = [
   'budget',
   'trace',
   'requests',
+  'compaction',
 ] as const;
 export type ScorerName = (typeof scorerNames)[number];
 
@@ -83,11 +92,33 @@ export type CancelPoint =
   /** While the approval handler is asked about a call. */
   | { when: 'approval' };
 
+/**
+ * A compaction the seeded session has stored (CMP-4), as a run that compacted and then crashed
+ * left it: the model is to be sent the history through it. Indices are into `history`.
+ */
+export interface CompactionSeed {
+  /** Messages before this index are replaced (by `summary`, or left out without one). */
+  upTo: number;
+  /** Indices (before `upTo`) of the user messages kept verbatim. Default: every one. */
+  kept?: number[];
+  summary?: string;
+  /** Ids of the calls (from `upTo` on) whose results are sent as a stub. Default: none. */
+  pruned?: string[];
+  /** Default `threshold`. */
+  reason?: CompactionReason;
+  /** The request's estimated size before and after it. Default 0 and 0. */
+  tokensBefore?: number;
+  tokensAfter?: number;
+  summaryError?: string;
+}
+
 /** A stored session the run starts from (e.g. one left by a crash). */
 export interface SessionSeed {
   history: Message[];
   /** Ids of tool calls the tool journal records as started (SES-8). */
   started?: string[];
+  /** A compaction stored after the history (CMP-4): a crash right after compacting. */
+  compaction?: CompactionSeed;
 }
 
 /**
@@ -115,6 +146,11 @@ export interface HarnessFaults {
    * an engine or provider that leaks reasoning into the history would.
    */
   echoReasoning?: boolean;
+  /**
+   * The message that stands for a compacted part of the conversation (the summary, or the note
+   * that it was left out) is dropped from every request, as a view that forgets it would.
+   */
+  dropSummary?: boolean;
 }
 
 export interface FileExpectation {
@@ -173,6 +209,25 @@ export interface RequestsExpectation {
   reasoningNotSent?: true;
 }
 
+/**
+ * Checks on the compactions of the run (CMP-1 … CMP-6). Whatever the case says, a run that
+ * compacted is also held to the compaction scorer's invariants (the reporter, the run's result and
+ * the `context_compacted` events agree; so do the summary calls in the result, the trace and the
+ * requests; the session stores the latest compaction; the next request shows it).
+ */
+export interface CompactionExpectation {
+  /** Exactly this many compactions in the run. */
+  count?: number;
+  /** Their reasons, in order. */
+  reasons?: CompactionReason[];
+  /** Exactly this many summary calls (model calls that summarise, CMP-2). */
+  summaryCalls?: number;
+  /** Exactly this many compactions whose summary failed (the older messages left out, CMP-3). */
+  summaryErrors?: number;
+  /** After the run the session stores a compaction that replaces messages (`upTo` > 0). */
+  storedUpTo?: 'positive';
+}
+
 /** Checks on the reasoning the run reported (REAL-4). */
 export interface ThinkingExpectation {
   /** The reasoning the reporter was given (`onThinkingDelta` pieces, joined) is exactly this. */
@@ -189,6 +244,8 @@ export interface Expectations {
   outcome?: {
     status?: RunStatus;
     errorCode?: string;
+    /** Text the run's error message contains (what it tells the user). */
+    errorMessageContains?: string;
     finalText?: string;
     finalTextContains?: string;
   };
@@ -238,6 +295,8 @@ export interface Expectations {
   requests?: RequestsExpectation;
   /** The reasoning the run reported and kept. */
   thinking?: ThinkingExpectation;
+  /** The run's compactions. */
+  compaction?: CompactionExpectation;
 }
 
 export interface EvalCaseInput {
@@ -269,6 +328,16 @@ export interface EvalCaseInput {
   approval?: ApprovalSpec;
   budgets?: CaseBudgets;
   model?: ModelSpec;
+  /**
+   * The model's context in tokens for this run (CMP-1): claw compacts the conversation before a
+   * request would fill `compactAtRatio` of it. Default: the runtime's (128,000 for the scripted
+   * model, which claw does not know).
+   */
+  contextWindowTokens?: number;
+  /**
+   * The share of the window a request may fill before claw compacts. Default 0.8 (the runtime's).
+   */
+  compactAtRatio?: number;
   cancel?: CancelPoint;
   session?: SessionSeed;
   /** Offer `spawn_subagent`. Default false. */
@@ -366,6 +435,8 @@ const caseSchema = z
       })
       .strict()
       .optional(),
+    contextWindowTokens: z.number().int().min(1000).optional(),
+    compactAtRatio: z.number().gt(0.1).max(1).optional(),
     cancel: z
       .discriminatedUnion('when', [
         z.object({ when: z.literal('tool_started'), tool: z.string().optional() }),
@@ -374,7 +445,31 @@ const caseSchema = z
       ])
       .optional(),
     session: z
-      .object({ history: z.array(messageSchema), started: z.array(z.string()).optional() })
+      .object({
+        history: z.array(messageSchema),
+        started: z.array(z.string()).optional(),
+        compaction: z
+          .object({
+            upTo: z.number().int().min(1),
+            kept: z.array(z.number().int().min(0)).optional(),
+            summary: z.string().min(1).optional(),
+            pruned: z.array(z.string()).optional(),
+            reason: z.enum(compactionReasons).optional(),
+            tokensBefore: z.number().int().min(0).optional(),
+            tokensAfter: z.number().int().min(0).optional(),
+            summaryError: z.string().min(1).optional(),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .refine(
+        (seed) => seed.compaction === undefined || (
+          seed.compaction.upTo <= seed.history.length &&
+          (seed.compaction.kept ?? []).every((index) => index < (seed.compaction?.upTo ?? 0))
+        ),
+        { message: 'a seeded compaction replaces messages the history has: upTo ≤ history.length, kept < upTo', path: ['compaction'] },
+      )
       .optional(),
     subagents: z.boolean().optional(),
     faults: z
@@ -386,6 +481,7 @@ const caseSchema = z
         failModelCall: z.number().int().min(1).optional(),
         driftingSystemPrompt: z.boolean().optional(),
         echoReasoning: z.boolean().optional(),
+        dropSummary: z.boolean().optional(),
       })
       .strict()
       .optional(),
@@ -396,13 +492,14 @@ const caseSchema = z
   .strict();
 
 /**
- * The positive assertions of a set of expectations: what the run must have done, as opposed to
- * what it must not have done (those need evidence that the run got that far, EVAL-3).
+ * The positive assertions of a set of expectations (and of the requests the script's rounds
+ * expect): what the run must have done, as opposed to what it must not have done (those need
+ * evidence that the run got that far, EVAL-3).
  */
-export function positiveAssertions(expect: Expectations): string[] {
+export function positiveAssertions(expect: Expectations, script: readonly Round[] = []): string[] {
   const found: string[] = [];
   const { outcome, files, trajectory, boundary, pairing, budget, trace } = expect;
-  const { requests, thinking } = expect;
+  const { requests, thinking, compaction } = expect;
   if (outcome !== undefined && Object.values(outcome).some((value) => value !== undefined)) {
     found.push('outcome');
   }
@@ -433,13 +530,32 @@ export function positiveAssertions(expect: Expectations): string[] {
   for (const key of ['equals', 'fromScript', 'stored'] as const) {
     if (thinking?.[key] !== undefined) found.push(`thinking.${key}`);
   }
+  for (const [key, value] of Object.entries(compaction ?? {})) {
+    if (value !== undefined) found.push(`compaction.${key}`);
+  }
+  for (const [index, round] of script.entries()) {
+    const request = round.expectRequest;
+    for (const key of ['contains', 'firstUser', 'isSummary'] as const) {
+      if (request?.[key] !== undefined) found.push(`round ${index + 1} request.${key}`);
+    }
+  }
   return found;
 }
 
 const knownExpectations = new Set([
   'outcome', 'files', 'observations', 'trajectory', 'boundary', 'pairing', 'budget', 'trace',
-  'requests', 'thinking',
+  'requests', 'thinking', 'compaction',
 ]);
+
+const compactionExpectationSchema = z
+  .object({
+    count: z.number().int().min(0).optional(),
+    reasons: z.array(z.enum(compactionReasons)).optional(),
+    summaryCalls: z.number().int().min(0).optional(),
+    summaryErrors: z.number().int().min(0).optional(),
+    storedUpTo: z.literal('positive').optional(),
+  })
+  .strict();
 
 /**
  * Defines one evaluation case (EVAL-5): put one `export default defineCase({...})` in a file of
@@ -465,11 +581,19 @@ export function defineCase(input: EvalCaseInput): EvalCase {
       );
     }
   }
-  if (positiveAssertions(input.expect).length === 0) {
+  if (input.expect.compaction !== undefined) {
+    const checked = compactionExpectationSchema.safeParse(input.expect.compaction);
+    if (!checked.success) {
+      throw new EvalError(`${where} has an invalid compaction expectation: ${z.prettifyError(checked.error)}`, {
+        code: 'case_invalid',
+      });
+    }
+  }
+  if (positiveAssertions(input.expect, input.script).length === 0) {
     throw new EvalError(
       `${where} has no positive assertion: a case must check something the run did (outcome, ` +
-      'file equals/contains, trajectory, boundary.denied, pairing, budget, trace, requests or ' +
-      'thinking), not only what it did not do',
+      'file equals/contains, trajectory, boundary.denied, pairing, budget, trace, requests, ' +
+      'thinking, compaction, or a round\'s expectRequest), not only what it did not do',
       { code: 'case_invalid' },
     );
   }

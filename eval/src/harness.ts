@@ -7,6 +7,7 @@ import {
   emptyUsage,
   errorMessage,
   type ApprovalDecision,
+  type Compaction,
   type Message,
   type Provider,
   type Reporter,
@@ -24,10 +25,10 @@ import { plainCommandSpawner } from '@claw/sandbox';
 import { FileSessionManager } from '@claw/session-store';
 import { canceledObservationText } from '@claw/engine';
 import { context, trace } from '@opentelemetry/api';
-import type { ApprovalSpec, EvalCase, HarnessFaults, SessionSeed } from './case.js';
+import type { ApprovalSpec, CompactionSeed, EvalCase, HarnessFaults, SessionSeed } from './case.js';
 import { EvalError } from './errors.js';
 import { createScriptedModel, withRequestFaults, type ScriptedModel } from './model.js';
-import type { ApprovalRecord, RunRecord, TimelineEvent } from './run-record.js';
+import type { ApprovalRecord, CompactionRecord, RunRecord, TimelineEvent } from './run-record.js';
 import { fillRound, parseArguments, type Round } from './script.js';
 import { scriptedTools } from './scripted-tools.js';
 import { InMemoryTracing, ensureContextPropagation, evalSpanName } from './tracing.js';
@@ -145,6 +146,8 @@ export async function runCase(
     unusedRounds: [],
     retryWaits: [],
     toolExecutions: [],
+    compactions: [],
+    compactionEvents: [],
     spans: [],
     timeline: [],
     script: [],
@@ -257,6 +260,8 @@ export async function runCase(
       approvalHandler: handler,
     });
     record.seededMessages = runtime.session.history().length;
+    const storedBefore = runtime.session.compaction();
+    if (storedBefore !== undefined) record.compactionBefore = structuredClone(storedBefore);
 
     const evalSpan = tracing.tracer.startSpan(evalSpanName, {
       attributes: {
@@ -265,11 +270,12 @@ export async function runCase(
         'claw.eval.mode': mode,
       },
     });
-    const reporter = timelineReporter(record.timeline, now);
+    const reporter = timelineReporter(record.timeline, now, record.compactions);
     const onAbort = (): void => {
       task?.cancel(abortReason(options.signal as AbortSignal));
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    const events = watchCompactionEvents(runtime, record);
     let result;
     try {
       task = context.with(trace.setSpan(context.active(), evalSpan), () =>
@@ -279,7 +285,9 @@ export async function runCase(
       result = await waitWithLimit(task, timeoutMs, () => {
         record.timedOut = true;
       });
+      await events.finish();
     } finally {
+      events.stop();
       options.signal?.removeEventListener('abort', onAbort);
       evalSpan.end();
     }
@@ -287,12 +295,18 @@ export async function runCase(
     record.status = result.status;
     record.finalText = result.finalText;
     record.runCost = { ...result.cost };
+    record.result = {
+      ...(result.compactions === undefined ? {} : { compactions: result.compactions }),
+      ...(result.summaryCalls === undefined ? {} : { summaryCalls: result.summaryCalls }),
+    };
     if (result.error !== undefined) {
       record.errorCode = result.error.code;
       record.errorMessage = result.error.message;
     }
     record.history = structuredClone([...runtime.session.history()]);
     record.sessionUsage = runtime.session.usage();
+    const storedAfter = runtime.session.compaction();
+    if (storedAfter !== undefined) record.compactionAfter = structuredClone(storedAfter);
     await runtime.close();
     runtime = undefined;
     await factory.close();
@@ -360,6 +374,10 @@ export function runSettings(
           ...(spec.price === undefined ? {} : { prices: { ...base.prices, [model]: spec.price } }),
         }
       : {}),
+    ...(evalCase.contextWindowTokens === undefined
+      ? {}
+      : { contextWindowTokens: evalCase.contextWindowTokens }),
+    ...(evalCase.compactAtRatio === undefined ? {} : { compactAtRatio: evalCase.compactAtRatio }),
     ...evalCase.budgets,
   };
 }
@@ -386,6 +404,9 @@ async function seedSession(workDir: string, seed: SessionSeed): Promise<void> {
         const call = calls.find((candidate) => candidate.id === id);
         if (call !== undefined) await session.toolStarted(call);
       }
+      if (seed.compaction !== undefined) {
+        await session.compact(seededCompaction(seed.history, seed.compaction));
+      }
       await session.flush();
     } finally {
       await lease.release();
@@ -393,6 +414,71 @@ async function seedSession(workDir: string, seed: SessionSeed): Promise<void> {
   } finally {
     await manager.close();
   }
+}
+
+/** A seeded compaction with its defaults filled in, as the engine would have stored it. */
+export function seededCompaction(history: readonly Message[], seed: CompactionSeed): Compaction {
+  const kept = seed.kept ?? history
+    .slice(0, seed.upTo)
+    .flatMap((message, index) => (message.role === 'user' ? [index] : []));
+  return {
+    reason: seed.reason ?? 'threshold',
+    upTo: seed.upTo,
+    kept,
+    ...(seed.summary === undefined ? {} : { summary: seed.summary }),
+    pruned: seed.pruned ?? [],
+    tokensBefore: seed.tokensBefore ?? 0,
+    tokensAfter: seed.tokensAfter ?? 0,
+    prunedResults: seed.pruned?.length ?? 0,
+    summarisedMessages: seed.upTo - kept.length,
+    ...(seed.summaryError === undefined ? {} : { summaryError: seed.summaryError }),
+  };
+}
+
+/** How long the harness waits for the task's end event once the task has ended. */
+const endEventWaitMs = 2_000;
+
+const taskEnds = new Set(['task_completed', 'task_canceled', 'task_failed']);
+
+/**
+ * Reads the session's events from now on while the task runs (so that a long run never leaves
+ * the reader behind its bound), keeping the `context_compacted` ones (CMP-5), until the task's
+ * end event. `finish` waits for that event once the task has ended; a failure to read is recorded
+ * as `eventsError`, which the compaction scorer reports.
+ */
+function watchCompactionEvents(
+  runtime: Runtime,
+  record: RunRecord,
+): { finish(): Promise<void>; stop(): void } {
+  const controller = new AbortController();
+  let ended = false;
+  const reading = (async () => {
+    for await (const event of runtime.events({ signal: controller.signal })) {
+      if (event.type === 'context_compacted') record.compactionEvents.push(structuredClone(event));
+      if (taskEnds.has(event.type)) {
+        ended = true;
+        return;
+      }
+    }
+  })().catch((error: unknown) => {
+    if (!controller.signal.aborted) record.eventsError = errorMessage(error);
+  });
+  return {
+    async finish() {
+      const timer = setTimeout(() => controller.abort(), endEventWaitMs);
+      try {
+        await reading;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (!ended && record.eventsError === undefined) {
+        record.eventsError = `the task's end event was not logged within ${endEventWaitMs} ms of its end`;
+      }
+    },
+    stop() {
+      controller.abort();
+    },
+  };
 }
 
 /**
@@ -429,11 +515,26 @@ function approvalHandler(
   };
 }
 
-function timelineReporter(timeline: TimelineEvent[], now: () => number): Reporter {
+function timelineReporter(
+  timeline: TimelineEvent[],
+  now: () => number,
+  compactions: CompactionRecord[],
+): Reporter {
   const push = (event: Omit<TimelineEvent, 'at'>): void => {
     timeline.push({ at: now(), ...event });
   };
   return {
+    onCompacted: (compaction) => {
+      compactions.push({ at: now(), compaction: structuredClone(compaction) });
+      const summarised = compaction.summarisedMessages === 0
+        ? ''
+        : `, ${compaction.summarisedMessages} message(s) ${compaction.summaryError === undefined ? 'summarised' : `left out (${compaction.summaryError})`}`;
+      push({
+        type: 'compacted',
+        detail: `${compaction.reason}: ${compaction.tokensBefore} → ${compaction.tokensAfter} tokens, ` +
+          `${compaction.prunedResults} result(s) pruned${summarised}`,
+      });
+    },
     onThinking: ({ turn }) => push({ type: 'thinking', detail: `model call ${turn}` }),
     onThinkingDelta: (delta) => push({ type: 'thinking_delta', detail: delta }),
     onTextCompleted: (text) => push({ type: 'text', detail: text }),

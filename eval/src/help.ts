@@ -50,10 +50,12 @@ as the model, the case's tools, budgets and approval answers; spans go to memory
 span. Scorers: script (no extra model call, no unused round), state (files, outcome, reported
 reasoning, nothing outside changed), trajectory, boundary (denied calls changed nothing, the
 audit says deny), pairing (every call exactly one Observation), budget (stop reason, exact
-model calls, nothing after the stop, cost), trace (Eval → Agent.Run → Thinking/Action, one
-ttfb_ms per model call, token sums), requests (the system message claw sent: its texts, their
-order, byte-identical in every request; reasoning never sent back). Canary cases are built to
-fail one scorer each: they pass only when it fails.
+model calls, summary calls included, nothing after the stop, cost), trace (Eval → Agent.Run →
+Thinking/Compact/Action, one ttfb_ms per model call, token sums), requests (the system message
+claw sent: its texts, their order, byte-identical in every request; reasoning never sent back;
+what each round's request must hold), compaction (compactions told alike by the reporter, the
+result and the events; stored; the next request is the compacted view; counts the case expects).
+Canary cases are built to fail one scorer each: they pass only when it fails.
 
 Files written to --out:
   results.json           versioned (schemaVersion 1; \`claw-eval schema\` prints the JSON Schema):

@@ -2,11 +2,11 @@ import { spanAttributes, spanNames } from '@claw/engine';
 import type { RunRecord } from './run-record.js';
 import {
   actionSpans,
+  modelCallSpans,
   numberAttribute,
   runSpan,
   spanTokens,
   spansNamed,
-  thinkingSpans,
   toolSpans,
 } from './span-tree.js';
 import type { SpanRecord } from './tracing.js';
@@ -15,7 +15,7 @@ import type { SpanRecord } from './tracing.js';
 export interface RunMetrics {
   /** Wall time of the "Agent.Run" span (ms). */
   runMs: number;
-  /** `ttfb_ms` of each model call that answered, in order (subagents' included). */
+  /** `ttfb_ms` of each model call that answered, in order (subagents' and summary calls too). */
   ttfbMs: number[];
   /** `ttfb_ms` of the run span: its first model call's. */
   firstTtfbMs: number | null;
@@ -26,7 +26,7 @@ export interface RunMetrics {
   /** Tokens of the run and its subagents. */
   promptTokens: number;
   completionTokens: number;
-  /** Model calls (Thinking spans) and tool calls (Tool spans). */
+  /** Model calls (Thinking and Compact spans: summary calls count) and tool calls (Tool spans). */
   modelCalls: number;
   toolCalls: number;
   /** Scripted waits inside the run: the model's (ttfb, chunk gaps) and the tools' delays (ms). */
@@ -60,7 +60,7 @@ export function metricsFrom(spans: readonly SpanRecord[], scripted?: ScriptedDel
   const scriptedToolMs = scripted?.toolMs ?? 0;
   return {
     runMs,
-    ttfbMs: thinkingSpans(spans)
+    ttfbMs: modelCallSpans(spans)
       .map((span) => numberAttribute(span, spanAttributes.ttfbMs))
       .filter((value): value is number => value !== undefined),
     firstTtfbMs: numberAttribute(root, spanAttributes.ttfbMs) ?? null,
@@ -70,7 +70,7 @@ export function metricsFrom(spans: readonly SpanRecord[], scripted?: ScriptedDel
     toolWallMs: numberAttribute(root, spanAttributes.toolWallMs) ?? 0,
     promptTokens: tokens.reduce((total, entry) => total + entry.prompt, 0),
     completionTokens: tokens.reduce((total, entry) => total + entry.completion, 0),
-    modelCalls: thinkingSpans(spans).length,
+    modelCalls: modelCallSpans(spans).length,
     toolCalls: toolSpans(spans).length,
     scriptedModelMs,
     scriptedToolMs,

@@ -409,6 +409,26 @@ class HttpScriptedModel implements ScriptedModel {
     }
     const fault = round.fault;
     if (fault?.type === 'hang') return { fault: { type: 'hang' } };
+    if (fault?.type === 'status' && fault.code !== undefined) {
+      // The error body as OpenAI sends it, with the code a client may classify by.
+      return {
+        raw: {
+          status: fault.status,
+          contentType: 'application/json',
+          ...(fault.retryAfterMs === undefined
+            ? {}
+            : { headers: { 'retry-after-ms': String(fault.retryAfterMs) } }),
+          body: JSON.stringify({
+            error: {
+              message: fault.message ?? `scripted ${fault.status}`,
+              type: 'invalid_request_error',
+              param: null,
+              code: fault.code,
+            },
+          }),
+        },
+      };
+    }
     if (fault?.type === 'status') {
       return {
         fault: {
@@ -492,18 +512,31 @@ export function fromWireMessages(value: unknown): Message[] {
   });
 }
 
+/** How the message that stands for a compacted part of the conversation begins (CMP-2). */
+export const compactionMarker = '[claw: the earlier part of this conversation was ';
+
 /**
- * Seeded faults in what claw sends (`driftingSystemPrompt`, `echoReasoning`): a provider that
- * changes each request before passing it on, as an engine or provider with that regression
- * would. `provider` itself when neither fault is set.
+ * Seeded faults in what claw sends (`driftingSystemPrompt`, `echoReasoning`, `dropSummary`): a
+ * provider that changes each request before passing it on, as an engine or provider with that
+ * regression would. `provider` itself when no such fault is set.
  */
 export function withRequestFaults(provider: Provider, faults: HarnessFaults): Provider {
-  if (faults.driftingSystemPrompt !== true && faults.echoReasoning !== true) return provider;
+  if (
+    faults.driftingSystemPrompt !== true &&
+    faults.echoReasoning !== true &&
+    faults.dropSummary !== true
+  ) {
+    return provider;
+  }
   let calls = 0;
   const change = (request: ModelRequest): ModelRequest => {
     calls += 1;
     const call = calls;
-    const messages = request.messages.map((message, index): Message => {
+    const kept = faults.dropSummary === true
+      ? request.messages.filter((message) =>
+          message.role !== 'user' || !message.content.startsWith(compactionMarker))
+      : request.messages;
+    const messages = kept.map((message, index): Message => {
       if (faults.driftingSystemPrompt === true && index === 0 && message.role === 'system' && call > 1) {
         return { ...message, content: `${message.content}\n(request ${call})` };
       }

@@ -20,12 +20,12 @@ export type Recording = z.infer<typeof recordingSchema>;
 /**
  * The expectations of a case for a replayed recording or a real model: the model may take other
  * steps than the script did, so trajectories only require the expected tools (forbidden tools
- * stay forbidden), and exact model-call and retry counts are dropped; so are the cost (of other
- * usage) and what depends on the model reasoning (it may not), except that no reasoning may show
- * in the answer.
+ * stay forbidden), and exact model-call, retry and compaction counts are dropped (a model that
+ * writes more or less compacts at other points); so are the cost (of other usage) and what
+ * depends on the model reasoning (it may not), except that no reasoning may show in the answer.
  */
 export function relaxedExpectations(expect: Expectations): Expectations {
-  const { trajectory, budget, trace, requests, thinking, ...rest } = expect;
+  const { trajectory, budget, trace, requests, thinking, compaction, ...rest } = expect;
   const expectedTools = [
     ...new Set([
       ...(trajectory?.strict ?? []),
@@ -44,12 +44,16 @@ export function relaxedExpectations(expect: Expectations): Expectations {
   const { modelCalls: _calls, costUsd: _cost, ...keptBudget } = budget ?? {};
   const { retries: _retries, ...keptTrace } = trace ?? {};
   const { reasoningNotSent: _reasoning, ...keptRequests } = requests ?? {};
+  const keptCompaction = compaction?.storedUpTo === undefined
+    ? {}
+    : { storedUpTo: compaction.storedUpTo };
   return {
     ...rest,
     ...(Object.keys(relaxedTrajectory).length > 0 ? { trajectory: relaxedTrajectory } : {}),
     ...(Object.keys(keptBudget).length > 0 ? { budget: keptBudget } : {}),
     ...(Object.keys(keptTrace).length > 0 ? { trace: keptTrace } : {}),
     ...(Object.keys(keptRequests).length > 0 ? { requests: keptRequests } : {}),
+    ...(Object.keys(keptCompaction).length > 0 ? { compaction: keptCompaction } : {}),
     ...(thinking?.notInAnswer === true ? { thinking: { notInAnswer: true } } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { messageSchema } from '@claw/core';
+import { compactionReasons, messageSchema } from '@claw/core';
 import { z } from 'zod';
 import { scorerNames } from './case.js';
 import type { RunRecord } from './run-record.js';
@@ -69,12 +69,26 @@ const detailSchema = z.object({
   seededMessages: z.number().int(),
   timeline: z.array(z.object({
     at: z.number(),
-    type: z.enum(['thinking', 'thinking_delta', 'text', 'tool_call', 'tool_result', 'usage']),
+    type: z.enum(['thinking', 'thinking_delta', 'text', 'tool_call', 'tool_result', 'usage', 'compacted']),
     detail: z.string(),
     toolCallId: z.string().optional(),
     isError: z.boolean().optional(),
   })),
   spans: z.array(spanSchema),
+  /** The compactions of the run (CMP-5), as the reporter was told of them. */
+  compactions: z.array(z.object({
+    at: z.number(),
+    reason: z.enum(compactionReasons),
+    upTo: z.number().int(),
+    kept: z.array(z.number().int()),
+    pruned: z.number().int(),
+    tokensBefore: z.number().int(),
+    tokensAfter: z.number().int(),
+    prunedResults: z.number().int(),
+    summarisedMessages: z.number().int(),
+    summary: z.string().optional(),
+    summaryError: z.string().optional(),
+  })).optional(),
   workspaceDiff: z.array(fileChangeSchema),
   outsideDiff: z.array(fileChangeSchema),
   audit: z.array(z.object({
@@ -269,6 +283,25 @@ function detailOf(run: RunRecord): z.infer<typeof detailSchema> {
     seededMessages: run.seededMessages,
     timeline: run.timeline,
     spans: run.spans,
+    ...(run.compactions.length === 0
+      ? {}
+      : {
+          compactions: run.compactions.map(({ at, compaction }) => ({
+            at,
+            reason: compaction.reason,
+            upTo: compaction.upTo,
+            kept: compaction.kept,
+            pruned: compaction.pruned.length,
+            tokensBefore: compaction.tokensBefore,
+            tokensAfter: compaction.tokensAfter,
+            prunedResults: compaction.prunedResults,
+            summarisedMessages: compaction.summarisedMessages,
+            ...(compaction.summary === undefined ? {} : { summary: compaction.summary }),
+            ...(compaction.summaryError === undefined
+              ? {}
+              : { summaryError: compaction.summaryError }),
+          })),
+        }),
     workspaceDiff: diffSnapshots(run.files.before, run.files.after),
     outsideDiff: diffSnapshots(run.outside.before, run.outside.after),
     audit: run.audit,

@@ -1,5 +1,12 @@
 import type { AuditEntry } from '@claw/approval';
-import type { ApprovalDecision, CostTotals, Message, Usage } from '@claw/core';
+import type {
+  ApprovalDecision,
+  Compaction,
+  CostTotals,
+  Message,
+  SessionEventOf,
+  Usage,
+} from '@claw/core';
 import type { RunStatus } from '@claw/engine';
 import type { ModelCallRecord } from './model.js';
 import type { Round } from './script.js';
@@ -19,11 +26,21 @@ export interface ApprovalRecord {
 /** One reporter callback, timed (the transcript's timeline). */
 export interface TimelineEvent {
   at: number;
-  type: 'thinking' | 'thinking_delta' | 'text' | 'tool_call' | 'tool_result' | 'usage';
-  /** A short description: the turn, the reasoning piece, the text, the call, the result. */
+  type: 'thinking' | 'thinking_delta' | 'text' | 'tool_call' | 'tool_result' | 'usage' | 'compacted';
+  /**
+   * A short description: the turn, the reasoning piece, the text, the call, the result, the
+   * compaction.
+   */
   detail: string;
   toolCallId?: string;
   isError?: boolean;
+}
+
+/** A compaction as the run's reporter was told of it (`onCompacted`, CMP-5). */
+export interface CompactionRecord {
+  /** Milliseconds on the run's clock. */
+  at: number;
+  compaction: Compaction;
 }
 
 /** Everything the harness observed in one run of one case: what the scorers read. */
@@ -58,6 +75,17 @@ export interface RunRecord {
   /** Backoff waits the retrying provider asked for. */
   retryWaits: number[];
   toolExecutions: ToolExecution[];
+  /** The compactions the reporter was told of, in order. */
+  compactions: CompactionRecord[];
+  /** The `context_compacted` events the session logged for the run's task (CMP-5). */
+  compactionEvents: Array<SessionEventOf<'context_compacted'>>;
+  /** Why the session's events could not be read to the task's end, when they could not. */
+  eventsError?: string;
+  /** What the run's result says of its compactions and summary calls (absent: it never ended). */
+  result?: { compactions?: number; summaryCalls?: number };
+  /** The compaction the session held when the run started (a seeded one) and when it ended. */
+  compactionBefore?: Compaction;
+  compactionAfter?: Compaction;
   spans: SpanRecord[];
   timeline: TimelineEvent[];
   /** The run did not end in time: the harness canceled it. */

@@ -16,6 +16,12 @@ export const roundFaultSchema = z.discriminatedUnion('type', [
     status: z.number().int().min(400).max(599),
     retryAfterMs: z.number().int().min(0).optional(),
     message: z.string().optional(),
+    /**
+     * The error's `code` as the server names it (openai-http), e.g. `context_length_exceeded`:
+     * the body is then `{"error":{"message","type":"invalid_request_error","code"}}`, as OpenAI
+     * sends it. Without it the fake server's own error body is sent.
+     */
+    code: z.string().min(1).optional(),
   }),
   z.object({ type: z.literal('hang') }),
 ]);
@@ -41,6 +47,28 @@ export const usageSchema = z
     path: ['cachedTokens'],
   });
 
+/**
+ * What the request a round answers must hold (checked by the requests scorer): a request that does
+ * not fails the case, so that a script cannot answer a call it was not written for (a summary
+ * call where a turn was meant, a turn that lost the task). Texts may hold `{{workspace}}` and
+ * `{{outside}}`.
+ */
+export const requestExpectationSchema = z
+  .object({
+    /** Texts the request's messages carry (each in some message, any role). */
+    contains: z.array(z.string().min(1)).optional(),
+    /** Texts no message of the request carries (negative: the request was made, as evidence). */
+    absent: z.array(z.string().min(1)).optional(),
+    /** The first message after the system message is a user message of exactly this text. */
+    firstUser: z.string().min(1).optional(),
+    /**
+     * `true`: the request is claw's summary call (CMP-2: no tools, claw's summary instructions as
+     * its system message); `false`: it is an ordinary turn.
+     */
+    isSummary: z.boolean().optional(),
+  })
+  .strict();
+
 export const roundSchema = z
   .object({
     text: z.string().optional(),
@@ -58,9 +86,12 @@ export const roundSchema = z
     /** Milliseconds between stream events. */
     chunkGapMs: z.number().min(0).optional(),
     fault: roundFaultSchema.optional(),
+    /** What the request this round answers must hold (scripted runs). */
+    expectRequest: requestExpectationSchema.optional(),
   })
   .strict();
 
+export type RequestExpectation = z.infer<typeof requestExpectationSchema>;
 export type RoundFault = z.infer<typeof roundFaultSchema>;
 export type ScriptToolCall = z.infer<typeof scriptToolCallSchema>;
 export type ScriptUsage = z.infer<typeof usageSchema>;
@@ -131,6 +162,21 @@ export function fillRound(round: Round, places: ScriptPlaces): Round {
             arguments: fill(argumentsText(call)),
           })),
         }),
+    ...(round.expectRequest === undefined
+      ? {}
+      : { expectRequest: fillRequestExpectation(round.expectRequest, fill) }),
+  };
+}
+
+function fillRequestExpectation(
+  expectation: RequestExpectation,
+  fill: (text: string) => string,
+): RequestExpectation {
+  return {
+    ...expectation,
+    ...(expectation.contains === undefined ? {} : { contains: expectation.contains.map(fill) }),
+    ...(expectation.absent === undefined ? {} : { absent: expectation.absent.map(fill) }),
+    ...(expectation.firstUser === undefined ? {} : { firstUser: fill(expectation.firstUser) }),
   };
 }
 

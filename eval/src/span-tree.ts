@@ -22,6 +22,22 @@ export function thinkingSpans(spans: readonly SpanRecord[]): SpanRecord[] {
   return spansNamed(spans, spanNames.thinking);
 }
 
+/** Every summary call's span ("Compact", CMP-6): a model call that is not a turn. */
+export function compactSpans(spans: readonly SpanRecord[]): SpanRecord[] {
+  return spansNamed(spans, spanNames.compact);
+}
+
+/**
+ * Every model call's span, turns ("Thinking") and summary calls ("Compact") alike, subagents'
+ * included, in start order: what the model was asked, and what the run's counts and token sums
+ * are made of.
+ */
+export function modelCallSpans(spans: readonly SpanRecord[]): SpanRecord[] {
+  return spans
+    .filter((span) => span.name === spanNames.thinking || span.name === spanNames.compact)
+    .sort((a, b) => a.startMs - b.startMs);
+}
+
 /** Every tool wave's span ("Action"), subagents' included, in start order. */
 export function actionSpans(spans: readonly SpanRecord[]): SpanRecord[] {
   return spansNamed(spans, spanNames.action);

@@ -14,12 +14,14 @@ describe('the scripted suite on the real engine', () => {
       // REAL-7: the requests claw sends a model.
       'system-prompt-stable', 'system-prompt-stable-http', 'agents-md-nested', 'reasoning-stream-http',
       'cached-tokens-priced', 'cached-tokens-input-price',
+      // CMP-7: compaction.
+      'long-task-compacted', 'overflow-compacted', 'context-exhausted', 'summary-fails', 'resume-after-compaction',
     ]) {
       expect(ids).toContain(id);
     }
     expect(cases.filter((evalCase) => evalCase.canary === undefined).length).toBeGreaterThanOrEqual(15);
     const canaries = new Set(cases.map((evalCase) => evalCase.canary).filter((name) => name !== undefined));
-    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'pairing', 'requests', 'script', 'state', 'trace', 'trajectory']);
+    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'compaction', 'pairing', 'requests', 'script', 'state', 'trace', 'trajectory']);
   });
 
   it.each(cases.map((evalCase) => [evalCase.id, evalCase] as const))('%s passes', async (_id, evalCase) => {

@@ -40,6 +40,8 @@ function fakeRun(changes: Partial<RunRecord> = {}): RunRecord {
     unusedRounds: [],
     retryWaits: [],
     toolExecutions: [],
+    compactions: [],
+    compactionEvents: [],
     spans: [],
     timeline: [],
     script: [{ text: 'done' }],

@@ -62,4 +62,19 @@ describe('seeded faults', () => {
     // The wave took about the sum of its tools (360 ms), not the slowest (180 ms).
     expect(result.samples[0]?.metrics.waveWallMs[0]).toBeGreaterThanOrEqual(359);
   });
+
+  it('a view that drops the summary fails long-task-compacted, where the last turns need it', async () => {
+    const evalCase = await suiteCase('long-task-compacted');
+    expect((await runOne(evalCase)).verdict).toBe('pass');
+    const result = await runOne(evalCase, { faults: { dropSummary: true } });
+    expect(result.verdict).toBe('fail');
+    const failed = (result.samples[0]?.scores ?? []).filter((score) => !score.pass).map((score) => `${score.scorer}/${score.assertion}`);
+    expect(failed).toEqual(expect.arrayContaining([
+      'requests/round 62 request',
+      'requests/round 63 request',
+      'compaction/next request is the compacted view',
+    ]));
+    // The compactions themselves were made, told and stored as before: only the requests changed.
+    expect(failed.filter((name) => name.startsWith('compaction/') && name !== 'compaction/next request is the compacted view')).toEqual([]);
+  }, 60_000);
 });

@@ -117,6 +117,19 @@ function renderRequests(detail: Detail): string {
   return `<table><tr><th>request</th><th>round</th><th>kind</th><th>outcome</th><th>messages</th><th>system message</th></tr>${rows.join('')}</table>${prompts.join('')}`;
 }
 
+/** The run's compactions (CMP-5): when, why, how far, and the summary or why there is none. */
+function renderCompactions(detail: Detail): string {
+  const compactions = detail.compactions ?? [];
+  if (compactions.length === 0) return '';
+  const rows = compactions.map((entry) =>
+    `<tr><td class="num">${entry.at.toFixed(1)}</td><td>${h(entry.reason)}</td>` +
+    `<td class="num">${entry.tokensBefore} → ${entry.tokensAfter}</td><td class="num">${entry.prunedResults}</td>` +
+    `<td class="num">${entry.summarisedMessages}</td>` +
+    `<td class="reason">${entry.summaryError === undefined ? h(entry.summary ?? '') : 'no summary: ' + h(entry.summaryError)}</td></tr>`);
+  return '<h3>Compactions</h3><table><tr><th>at ms</th><th>reason</th><th>tokens</th><th>pruned</th>' +
+    `<th>replaced</th><th>summary</th></tr>${rows.join('')}</table>`;
+}
+
 function depthOf(span: Span, byId: ReadonlyMap<string, Span>): number {
   let depth = 0;
   let current = span.parentId === undefined ? undefined : byId.get(span.parentId);
@@ -235,6 +248,7 @@ function renderDetail(detail: Detail): string {
     detail.infraError === undefined ? '' : `<h3>Infrastructure error</h3><pre>${h(detail.infraError)}</pre>`,
     `<h3>Transcript</h3>${transcript || '<p class="legend">No messages.</p>'}`,
     `<h3>Requests</h3>${renderRequests(detail)}`,
+    renderCompactions(detail),
     `<h3>Span waterfall</h3>${renderWaterfall(detail.spans)}`,
     `<h3>Workspace diff</h3>${renderDiff(detail.workspaceDiff, 'The workspace did not change.')}`,
     detail.outsideDiff.length === 0 ? '' : `<h3>Outside the workspace</h3>${renderDiff(detail.outsideDiff, '')}`,

@@ -3,9 +3,9 @@ import { scriptedModelName } from '../harness.js';
 import { scriptUsage } from '../script.js';
 import {
   actionSpans,
+  modelCallSpans,
   numberAttribute,
   spanTokens,
-  thinkingSpans,
   toolSpans,
 } from '../span-tree.js';
 import type { RunRecord } from '../run-record.js';
@@ -22,7 +22,8 @@ function stopPoint(
   spans: readonly SpanRecord[],
   budgets: { maxRunTokens?: number; toolTimeBudgetMs?: number },
 ): { calls: number; afterMs: number; what: string } | undefined {
-  const thinking = thinkingSpans(spans);
+  // Summary calls count against the budgets like any other model call (CMP-6).
+  const thinking = modelCallSpans(spans);
   const actions = actionSpans(spans);
   const limit = budgets.maxRunTokens ?? 0;
   if (limit > 0) {
@@ -60,15 +61,15 @@ function stopPoint(
 
 /**
  * The budget scorer (EVAL-3): the error the run stopped with, the exact number of model calls
- * (subagents' included, from the trace), no model call and no tool after the point where the
- * budget was reached, and the session's tokens against the script.
+ * (subagents' and summary calls included, from the trace), no model call and no tool after the
+ * point where the budget was reached, and the session's tokens against the script.
  */
 export const scoreBudget: Scorer = (context) => {
   const { run, evalCase, relaxed } = context;
   const expectation = evalCase.expect.budget;
   const results: ScoreResult[] = [];
   if (run.infraError !== undefined) return results;
-  const thinking = thinkingSpans(run.spans);
+  const thinking = modelCallSpans(run.spans);
   if (expectation?.stop !== undefined) {
     const pass = run.errorCode === expectation.stop;
     results.push(result('budget', 'stop reason', 'positive', pass,
@@ -130,7 +131,7 @@ const dollars = (value: number): string => `$${value.toFixed(9)}`;
  */
 function costResult(run: RunRecord, expectedUsd: number, model: string): ScoreResult {
   const cost = run.runCost;
-  const answeredBy = thinkingSpans(run.spans).map((span) => {
+  const answeredBy = modelCallSpans(run.spans).map((span) => {
     const name = span.attributes[spanAttributes.genAiResponseModel] ??
       span.attributes[spanAttributes.genAiRequestModel];
     return typeof name === 'string' ? name : '(unknown)';

@@ -1,6 +1,7 @@
 import type { ScorerName } from '../case.js';
 import { scoreBoundary } from './boundary.js';
 import { scoreBudget } from './budget.js';
+import { scoreCompaction } from './compaction.js';
 import { scorePairing } from './pairing.js';
 import { scoreRequests } from './requests.js';
 import { scoreScript } from './script.js';
@@ -19,6 +20,7 @@ export const defaultScorers: Readonly<Record<ScorerName, Scorer>> = {
   budget: scoreBudget,
   trace: scoreTrace,
   requests: scoreRequests,
+  compaction: scoreCompaction,
 };
 
 export { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
@@ -26,5 +28,5 @@ export { runEvidence, negativeResult, type Evidence } from './evidence.js';
 export { pairingProblems } from './pairing.js';
 export { spanTreeProblems, ttfbSlackMs } from './trace.js';
 export { describeMessages } from './script.js';
-export { conversations, systemOf } from './requests.js';
+export { conversations, isSummaryRequest, systemOf } from './requests.js';
 export { reportedThinking } from './thinking.js';

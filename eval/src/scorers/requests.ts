@@ -1,6 +1,6 @@
 import type { Message } from '@claw/core';
-import type { ModelCallRecord } from '../model.js';
-import { fillPlaceholders, roundReasoning } from '../script.js';
+import { compactionMarker, type ModelCallRecord } from '../model.js';
+import { fillPlaceholders, roundReasoning, type RequestExpectation } from '../script.js';
 import { negativeResult, runEvidence, type Evidence } from './evidence.js';
 import { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
 
@@ -10,12 +10,39 @@ export function systemOf(call: ModelCallRecord): string | undefined {
   return first?.role === 'system' ? first.content : undefined;
 }
 
+/** How claw's summary instructions begin (CMP-2): the system message of a summary call. */
+export const summaryInstructionsStart = 'You write hand-off notes';
+
+/**
+ * True when the request is claw's summary call (CMP-2): the model is offered no tools, and the
+ * system message is claw's summary instructions. Written here, not taken from the engine.
+ */
+export function isSummaryRequest(call: ModelCallRecord): boolean {
+  return call.tools.length === 0 && (systemOf(call)?.startsWith(summaryInstructionsStart) ?? false);
+}
+
 /** A request's messages after its system message. */
-function conversationOf(call: ModelCallRecord): Message[] {
+export function conversationOf(call: ModelCallRecord): Message[] {
   return call.messages[0]?.role === 'system' ? call.messages.slice(1) : call.messages;
 }
 
+/** True when a message stands for a compacted part of the conversation (CMP-2). */
+export function isCompactionMessage(message: Message): boolean {
+  return message.role === 'user' && message.content.startsWith(compactionMarker);
+}
+
+/** The stub a pruned tool result is sent as (CMP-2). */
+export const prunedStubPattern = /^\[output of .* removed to save context; run it again if needed\]$/s;
+
+/**
+ * `b` stands for `a` in a later request: the same message, or (a tool result) the stub a
+ * compaction prunes it to.
+ */
 function sameMessage(a: Message, b: Message): boolean {
+  if (a.role === 'tool' && b.role === 'tool' && a.toolCallId === b.toolCallId &&
+    prunedStubPattern.test(b.content)) {
+    return true;
+  }
   if (a.role !== b.role || a.content !== b.content) return false;
   if (a.role === 'tool' && b.role === 'tool') return a.toolCallId === b.toolCallId;
   if (a.role === 'assistant' && b.role === 'assistant') {
@@ -38,13 +65,17 @@ function startsWith(messages: readonly Message[], head: readonly Message[]): boo
 /**
  * The requests of a run, grouped into conversations: a request goes on the conversation whose
  * latest request's messages (after the system message) its own start with — the longest such,
- * the latest on a tie — and otherwise starts one. The first conversation is the run's own; the
- * others are its subagents' (each keeps its own history). Written here, not taken from the
- * engine: the scorer must not share the code it checks.
+ * the latest on a tie (a pruned tool result matches the result it stands for); a compacted one
+ * (it holds the message that stands for the replaced part, CMP-2) goes on the conversation whose
+ * task — its first message, which compaction keeps verbatim — is its own; any other starts one.
+ * The first conversation is the run's own; the others are its subagents' (each keeps its own
+ * history). Summary calls belong to none. Written here, not taken from the engine: the scorer
+ * must not share the code it checks.
  */
 export function conversations(calls: readonly ModelCallRecord[]): ModelCallRecord[][] {
   const groups: ModelCallRecord[][] = [];
   for (const call of calls) {
+    if (isSummaryRequest(call)) continue;
     const messages = conversationOf(call);
     let best: ModelCallRecord[] | undefined;
     let bestLength = -1;
@@ -54,6 +85,13 @@ export function conversations(calls: readonly ModelCallRecord[]): ModelCallRecor
         best = group;
         bestLength = latest.length;
       }
+    }
+    const task = messages[0];
+    if (best === undefined && task !== undefined && messages.some(isCompactionMessage)) {
+      best = groups.find((group) => {
+        const first = conversationOf(group[0] as ModelCallRecord)[0];
+        return first !== undefined && first.role === task.role && first.content === task.content;
+      });
     }
     if (best === undefined) groups.push([call]);
     else best.push(call);
@@ -258,17 +296,117 @@ function reasoningResult(context: ScoreContext): ScoreResult[] {
     { expected: [], actual: problems })];
 }
 
+/** The text of a message as a request carries it: its content and its calls' arguments. */
+function messageText(message: Message): string {
+  if (message.role !== 'assistant') return message.content;
+  const calls = (message.toolCalls ?? []).map((call) => `${call.name} ${call.arguments}`);
+  return [message.content, ...calls].join('\n');
+}
+
+const clipped = (text: string): string => JSON.stringify(text.length > 60 ? `${text.slice(0, 60)}…` : text);
+
+/** What is wrong with `call` against what its round expects of it (empty when nothing). */
+function requestProblems(call: ModelCallRecord, expected: RequestExpectation): string[] {
+  const problems: string[] = [];
+  const texts = call.messages.map(messageText);
+  if (expected.isSummary !== undefined && isSummaryRequest(call) !== expected.isSummary) {
+    problems.push(expected.isSummary
+      ? `it is not a summary call (${call.tools.length} tool(s) offered; system message ${clipped(systemOf(call) ?? '(none)')})`
+      : 'it is a summary call, not a turn');
+  }
+  if (expected.firstUser !== undefined) {
+    const first = conversationOf(call)[0];
+    if (first?.role !== 'user' || first.content !== expected.firstUser) {
+      problems.push(`its first message is ${first === undefined ? 'missing' : `${first.role}: ${clipped(first.content)}`}, not the user's ${clipped(expected.firstUser)}`);
+    }
+  }
+  for (const text of expected.contains ?? []) {
+    if (!texts.some((candidate) => candidate.includes(text))) problems.push(`it lacks ${clipped(text)}`);
+  }
+  return problems;
+}
+
 /**
- * The requests scorer (REAL-1, REAL-2, REAL-4): what claw sent the model, as the scripted model
- * received it (over HTTP: the request bodies the fake server got). The system message of the
- * run's requests contains the given texts, in order, and leaves others out; it is byte-identical
- * in every request of the run, and of each subagent (checked apart); the reasoning of a reply is
- * never sent back. Scripted runs only: against a real model the requests are not recorded.
+ * What the requests the rounds answered held, against each round's `expectRequest`; and, once
+ * the run made a summary call, that every summary call was answered by a round written for one
+ * (`isSummary: true`): a script must not answer a call it was not written for.
+ */
+function roundResults(context: ScoreContext): ScoreResult[] {
+  const { run } = context;
+  const results: ScoreResult[] = [];
+  const evidence = runEvidence(context);
+  for (const [index, round] of run.script.entries()) {
+    const expected = round.expectRequest;
+    if (expected === undefined) continue;
+    const number = index + 1;
+    const call = run.modelCalls.find((candidate) => candidate.round === number);
+    const positive = expected.contains !== undefined || expected.firstUser !== undefined ||
+      expected.isSummary !== undefined;
+    if (positive) {
+      const problems = call === undefined ? [`round ${number} answered no request`] : requestProblems(call, expected);
+      results.push(result('requests', `round ${number} request`, 'positive', problems.length === 0,
+        problems.length === 0
+          ? `request ${call?.attempt} (answered by round ${number}) is as the round expects`
+          : call === undefined ? problems.join('; ') : `request ${call.attempt} (round ${number}): ${problems.join('; ')}`,
+        {
+          expected,
+          actual: call === undefined
+            ? null
+            : {
+                attempt: call.attempt,
+                summary: isSummaryRequest(call),
+                messages: call.messages.length,
+              },
+        }));
+    }
+    if (expected.absent !== undefined) {
+      const texts = call?.messages.map(messageText) ?? [];
+      const found = expected.absent.filter((text) =>
+        texts.some((candidate) => candidate.includes(text)));
+      // The request was sent: that is the evidence that it could have carried them.
+      const sent: Evidence = call === undefined
+        ? { reached: false, reason: `round ${number} answered no request` }
+        : evidence.reached
+          ? { reached: true, reason: `request ${call.attempt} was sent` }
+          : evidence;
+      results.push(negativeResult('requests', `round ${number} request leaves out`, found.length === 0, sent,
+        found.length === 0
+          ? `request ${call?.attempt ?? '?'} carries none of ${expected.absent.map(clipped).join(', ')}`
+          : `request ${call?.attempt ?? '?'} (round ${number}) carries ${found.map(clipped).join(', ')}`,
+        { expected: expected.absent, actual: found }));
+    }
+  }
+  const summaries = run.modelCalls.filter(isSummaryRequest);
+  const marked = run.script.some((round) => round.expectRequest?.isSummary === true);
+  if (summaries.length > 0 || marked) {
+    const unmarked = summaries.filter((call) =>
+      call.round !== undefined && run.script[call.round - 1]?.expectRequest?.isSummary !== true);
+    results.push(result('requests', 'summary calls answered as scripted', 'invariant', unmarked.length === 0,
+      unmarked.length === 0
+        ? `each of the ${count(summaries.length, 'summary call')} was answered by a round written for one`
+        : unmarked.map((call) => `request ${call.attempt} is a summary call, but round ${call.round} was not written for one (mark it expectRequest: { isSummary: true })`).join('; '),
+      {
+        expected: [],
+        actual: unmarked.map((call) => ({ attempt: call.attempt, round: call.round })),
+      }));
+  }
+  return results;
+}
+
+/**
+ * The requests scorer (REAL-1, REAL-2, REAL-4, CMP-2): what claw sent the model, as the scripted
+ * model received it (over HTTP: the request bodies the fake server got). The system message of
+ * the run's requests contains the given texts, in order, and leaves others out; it is
+ * byte-identical in every request of the run, and of each subagent (checked apart; summary calls
+ * have claw's summary instructions instead); the reasoning of a reply is never sent back; each
+ * round's request holds what the round expects, and summary calls are answered by rounds written
+ * for them. Scripted runs only: against a real model the requests are not recorded.
  */
 export const scoreRequests: Scorer = (context) => {
   const { run, evalCase } = context;
-  if (evalCase.expect.requests === undefined || run.infraError !== undefined) return [];
-  if (run.mode !== 'scripted') return [];
+  if (run.infraError !== undefined || run.mode !== 'scripted') return [];
+  const rounds = roundResults(context);
+  if (evalCase.expect.requests === undefined) return rounds;
   const groups = conversations(run.modelCalls);
-  return [...systemResults(context, groups), ...reasoningResult(context)];
+  return [...systemResults(context, groups), ...reasoningResult(context), ...rounds];
 };

@@ -26,6 +26,16 @@ export const scoreState: Scorer = (context) => {
         : `the run's error code is ${run.errorCode ?? 'none'}, expected ${outcome.errorCode}`,
       { expected: outcome.errorCode, actual: run.errorCode ?? null }));
   }
+  if (outcome?.errorMessageContains !== undefined) {
+    const pass = run.errorMessage?.includes(outcome.errorMessageContains) === true;
+    results.push(result('state', 'error message contains', 'positive', pass,
+      pass
+        ? `the error message contains "${outcome.errorMessageContains}"`
+        : run.errorMessage === undefined
+          ? 'the run ended without an error'
+          : `the error message does not contain "${outcome.errorMessageContains}"`,
+      { expected: outcome.errorMessageContains, actual: run.errorMessage ?? null }));
+  }
   if (outcome?.finalText !== undefined) {
     const pass = run.finalText === outcome.finalText;
     results.push(result('state', 'final answer', 'positive', pass,

@@ -3,8 +3,8 @@ import {
   actionSpans,
   numberAttribute,
   spanTokens,
+  modelCallSpans,
   spansNamed,
-  thinkingSpans,
   wasCanceled,
 } from '../span-tree.js';
 import { evalSpanName, type SpanRecord } from '../tracing.js';
@@ -32,6 +32,8 @@ export function spanTreeProblems(spans: readonly SpanRecord[]): string[] {
       [spanNames.run]: [evalSpanName],
       [spanNames.subagent]: [spanNames.run],
       [spanNames.thinking]: [spanNames.run, spanNames.subagent],
+      // A compaction's summary call (CMP-6) is made for the loop it compacts.
+      [spanNames.compact]: [spanNames.run, spanNames.subagent],
       [spanNames.action]: [spanNames.run, spanNames.subagent],
       [spanNames.tool]: [spanNames.action],
     };
@@ -50,10 +52,11 @@ function sum(values: readonly number[]): number {
 }
 
 /**
- * The trace scorer (EVAL-3, OBS-1, OBS-2): the span tree Eval → Agent.Run → Thinking / Action
- * (→ Tool; RunSub for subagents), a ttfb_ms on every model call that answered, root figures that
- * match their children (first ttfb, tokens, tool wall time), token sums equal to the script's
- * usage; and what the case asks of timing (ttfb replayed, parallel waves, retries, subagents).
+ * The trace scorer (EVAL-3, OBS-1, OBS-2): the span tree Eval → Agent.Run → Thinking / Compact /
+ * Action (→ Tool; RunSub for subagents), a ttfb_ms on every model call that answered (summary
+ * calls included), root figures that match their children (first ttfb, tokens, tool wall time),
+ * token sums equal to the script's usage; and what the case asks of timing (ttfb replayed,
+ * parallel waves, retries, subagents).
  */
 export const scoreTrace: Scorer = (context) => {
   const { run, evalCase, relaxed } = context;
@@ -67,7 +70,8 @@ export const scoreTrace: Scorer = (context) => {
       : tree.join('; '),
     { expected: [], actual: tree }));
 
-  const thinking = thinkingSpans(spans);
+  // Turns and summary calls alike: both are model calls, counted and priced (CMP-6).
+  const thinking = modelCallSpans(spans);
   const answered = thinking.filter((span) => span.status !== 'error' && !wasCanceled(span));
   const ttfbOf = (span: SpanRecord): number | undefined =>
     numberAttribute(span, spanAttributes.ttfbMs);
@@ -99,7 +103,8 @@ export const scoreTrace: Scorer = (context) => {
     const loops = [root, ...spansNamed(spans, spanNames.subagent)];
     const tokenProblems: string[] = [];
     for (const loop of loops) {
-      const own = children(loop, spanNames.thinking).map(spanTokens);
+      const own = [...children(loop, spanNames.thinking), ...children(loop, spanNames.compact)]
+        .map(spanTokens);
       const total = spanTokens(loop);
       const prompt = sum(own.map((tokens) => tokens.prompt));
       const completion = sum(own.map((tokens) => tokens.completion));
