@@ -176,6 +176,7 @@ export class Gate implements ApprovalGate {
       reason,
       arguments: request.toolCall.arguments,
       workDir: request.workDir,
+      toolCallId: request.toolCall.id,
     };
     // The handler should honour the signal; racing it too means one that does not cannot hang us.
     const answer: unknown = await raceAbort(this.handler.approve(prompt, signal), signal);

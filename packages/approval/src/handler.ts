@@ -18,6 +18,8 @@ export interface ApprovalPrompt {
   /** The call's raw JSON arguments. */
   arguments: string;
   workDir: string;
+  /** The tool call asked about (its id in the conversation), when the gate knows it. */
+  toolCallId?: string;
 }
 
 /**

@@ -347,6 +347,8 @@ describe('Gate: asking the user (APR-5)', () => {
         reason: 'write_file will write src/a.ts',
         arguments: '{"path":"src/a.ts","content":"x"}',
         workDir,
+        // Which call of the conversation it is (an editor shows the question on it, ACP-3).
+        toolCallId: 'call-1',
       },
     ]);
   });
