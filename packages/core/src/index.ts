@@ -43,10 +43,13 @@ export {
 export {
   defineTool,
   riskLevels,
+  TextFileNotFoundError,
   type ArgumentsCheck,
   type DefineToolOptions,
   type JsonSchema,
   type RiskLevel,
+  type TextFileAccess,
+  type TextFileCallOptions,
   type Tool,
   type ToolContext,
   type ToolDefinition,

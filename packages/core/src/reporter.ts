@@ -79,6 +79,12 @@ export interface Reporter {
   onToolCall?(call: ToolCall): void | Promise<void>;
   onToolResult?(result: ToolResultReport): void | Promise<void>;
   /**
+   * A call starts running: it was allowed and its intent recorded (between its `onToolCall` and
+   * `onToolResult`; never for a call that is denied). Informational, like progress: the run does
+   * not wait for it, and its failure is ignored.
+   */
+  onToolStarted?(call: ToolCall): void | Promise<void>;
+  /**
    * A running tool reported progress (between its `onToolCall` and `onToolResult`). Informational:
    * the run does not wait for it, and unlike the other callbacks its failure is ignored.
    */

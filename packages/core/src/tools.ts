@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ClawError } from './errors.js';
 
 /**
  * How much harm a tool can do (CORE-2). The approval policy decides from it: `safe` runs without
@@ -27,11 +28,70 @@ export interface ToolProgress {
   message?: string;
 }
 
+/** Options of each `TextFileAccess` call. */
+export interface TextFileCallOptions {
+  /** Aborted when the tool call is; the call should stop and reject with its reason. */
+  signal: AbortSignal;
+}
+
+/**
+ * A file system the file tools read and write text through instead of the local one: an
+ * editor's (ACP-4), so that the model sees unsaved buffers and its changes show in the editor.
+ *
+ * The tools still decide what may be touched: a path reaches a method only after the tool's
+ * usual checks (inside the workspace, symlinks resolved against the real root, protected paths
+ * refused for writes) and after the approval gate. Paths are absolute, spelled through the
+ * workspace root as given (`ToolContext.workDir`), not through its real location.
+ *
+ * Either method may be missing (an editor that offers reading but not writing): the tools then
+ * use the local file system for that. `edit_file` goes through it only when both are present, so
+ * that it never edits one version of a file and writes the result over another.
+ */
+export interface TextFileAccess {
+  /** Names it in results and errors, e.g. `"the editor"`. */
+  readonly name: string;
+  /**
+   * The whole current text of the file: an open buffer's, saved or not.
+   *
+   * @throws an error whose `code` is `file_not_found` (e.g. a `TextFileNotFoundError`) when there
+   *   is no such file; the tools then answer as for a missing local file. Any other error becomes
+   *   an error result naming the file; the signal's reason when aborted.
+   */
+  readTextFile?(path: string, options: TextFileCallOptions): Promise<string>;
+  /**
+   * Replaces the whole text of the file, creating it when missing. Creating missing parent
+   * folders is the implementation's job (an editor's file system does it or fails); claw creates
+   * none.
+   *
+   * @throws any error when the file could not be written: it becomes an error result naming the
+   *   file; the signal's reason when aborted.
+   */
+  writeTextFile?(path: string, content: string, options: TextFileCallOptions): Promise<void>;
+}
+
+/**
+ * What a `TextFileAccess` rejects with when the file to read does not exist (`code` is
+ * `file_not_found`). Any error with that `code`, anywhere in its cause chain, counts the same.
+ */
+export class TextFileNotFoundError extends ClawError {
+  readonly path: string;
+
+  constructor(path: string, options: { cause?: unknown } = {}) {
+    super(`file not found: ${path}`, { code: 'file_not_found', cause: options.cause });
+    this.path = path;
+  }
+}
+
 export interface ToolContext {
   /** Aborted when the run is canceled or the tool's time is up; tools must stop promptly. */
   signal: AbortSignal;
   /** The workspace root; tools resolve every path inside it. */
   workDir: string;
+  /**
+   * Where the file tools read and write text instead of the local file system (an editor's,
+   * ACP-4); absent: the local file system. The path checks stay the tools' own.
+   */
+  files?: TextFileAccess;
   /**
    * Where a long-running tool reports how far it has got. Optional: the caller may not listen.
    * Called synchronously and never throws back into the tool.

@@ -1,4 +1,4 @@
-import type { AgentSession, ApprovalGate, ToolCall } from '@claw/core';
+import type { AgentSession, ApprovalGate, TextFileAccess, ToolCall } from '@claw/core';
 import { trace, type Context, type Tracer } from '@opentelemetry/api';
 import { appendAndReport } from './history.js';
 import type { ToolSource } from './registry.js';
@@ -23,6 +23,8 @@ export interface ActOptions {
   traceContext: Context;
   /** The run's writes that go on behind it (a failed one stops the wave). */
   writes?: Pick<WriteBehindSession, 'onFailure'>;
+  /** The run's text files (`RunOptions.files`), handed to every tool call. */
+  files?: TextFileAccess;
 }
 
 /**
@@ -49,10 +51,12 @@ export async function act(options: ActOptions): Promise<void> {
       reporter,
       journal: session,
       ...(options.writes === undefined ? {} : { writes: options.writes }),
+      ...(options.files === undefined ? {} : { files: options.files }),
       concurrency: options.concurrency,
       toolClock: budget.toolClock,
       tracer: options.tracer,
       parentContext: trace.setSpan(options.traceContext, span),
+      onStarted: (call) => reporter.toolStarted(call),
       onProgress: (call, progress) => reporter.toolProgress({
         toolCallId: call.id,
         toolName: call.name,

@@ -9,6 +9,7 @@ import {
   type ApprovalGate,
   type Provider,
   type Reporter,
+  type TextFileAccess,
   type Tool,
   type ToolCall,
 } from '@claw/core';
@@ -114,6 +115,8 @@ interface Execution {
   subagent: boolean;
   environment: SessionEnvironment | undefined;
   instructions: readonly InstructionText[] | undefined;
+  /** See `RunOptions.files`. */
+  files: TextFileAccess | undefined;
 }
 
 /** What every step of one loop works with. */
@@ -131,6 +134,8 @@ interface LoopSetup {
   requestSettings: RequestSettings;
   /** Keeps the run's requests inside the model's context (CMP-1 … CMP-3). */
   context: ContextKeeper;
+  /** See `RunOptions.files`. */
+  files: TextFileAccess | undefined;
 }
 
 /**
@@ -219,6 +224,7 @@ export class Engine {
             subagent: true,
             environment,
             instructions,
+            files: options.files,
           }),
         }))
       : tools;
@@ -237,12 +243,13 @@ export class Engine {
       subagent: false,
       environment,
       instructions,
+      files: options.files,
     });
   }
 
   /**
    * Runs a subagent on its own (ENG-9): a temporary in-memory session in `workDir`, its own
-   * budgets, at most 10 model calls, no further spawning. `gate` as in `RunOptions`.
+   * budgets, at most 10 model calls, no further spawning. `gate` and `files` as in `RunOptions`.
    */
   async runSubagent(
     task: string,
@@ -252,6 +259,7 @@ export class Engine {
       gate?: ApprovalGate;
       signal?: AbortSignal;
       traceContext?: Context;
+      files?: TextFileAccess;
     },
   ): Promise<RunResult> {
     const session = new MemorySession({ id: 'subagent', workDir: options.workDir });
@@ -268,6 +276,7 @@ export class Engine {
       subagent: true,
       environment: this.options.environment,
       instructions: this.options.instructions,
+      files: options.files,
     });
   }
 
@@ -322,6 +331,8 @@ export class Engine {
       subagent: false,
       environment: options.environment ?? this.options.environment,
       instructions: options.instructions ?? this.options.instructions,
+      // A compaction runs no tools.
+      files: undefined,
     };
     let status: RunStatus = 'completed';
     let error: ClawError | undefined;
@@ -408,6 +419,7 @@ export class Engine {
         state,
         resumeCalls: execution.resumeCalls,
         requestSettings,
+        files: execution.files,
         context: this.contextKeeper({
           session,
           measureKey: execution.session,
@@ -601,6 +613,7 @@ export class Engine {
       tracer: this.tracer,
       traceContext: setup.traceContext,
       writes: setup.session,
+      ...(setup.files === undefined ? {} : { files: setup.files }),
     });
   }
 }

@@ -5,6 +5,7 @@ import type {
   ClawError,
   CostTotals,
   Reporter,
+  TextFileAccess,
   ToolCall,
   Usage,
 } from '@claw/core';
@@ -48,6 +49,14 @@ export interface RunOptions {
   environment?: SessionEnvironment;
   /** The project instructions of this run (REAL-2); default: the engine's `instructions`. */
   instructions?: readonly InstructionText[];
+  /**
+   * Where the file tools of this run read and write text instead of the local file system: the
+   * editor's, when an ACP client offers it (ACP-4), so that the model sees unsaved buffers and
+   * its edits show in the editor. Given to every tool call as `ToolContext.files`, those of the
+   * run's subagents too. The tools' path checks and the approval gate apply as without it.
+   * Default: none (the local file system).
+   */
+  files?: TextFileAccess;
 }
 
 export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';

@@ -62,6 +62,11 @@ export class SafeReporter {
     this.call('onToolProgress', () => this.reporter.onToolProgress?.(report)).catch(() => undefined);
   }
 
+  /** A call starts running: like progress, not awaited, and a failure is ignored. */
+  toolStarted(call: ToolCall): void {
+    this.call('onToolStarted', () => this.reporter.onToolStarted?.(call)).catch(() => undefined);
+  }
+
   /** A model call is tried again: like progress, not awaited, and a failure is ignored. */
   modelRetry(report: ModelRetryReport): void {
     this.call('onModelRetry', () => this.reporter.onModelRetry?.(report)).catch(() => undefined);

@@ -3,6 +3,7 @@ import {
   errorMessage,
   type AgentSession,
   type ApprovalGate,
+  type TextFileAccess,
   type Tool,
   type ToolCall,
   type ToolMessage,
@@ -24,6 +25,8 @@ export interface ToolCallOptions {
   gate: ApprovalGate;
   sessionId: string;
   workDir: string;
+  /** Given to every tool as `ToolContext.files` (the editor's file system, ACP-4), when set. */
+  files?: TextFileAccess;
   /** The session's tool journal (SES-8), when it keeps one. */
   journal?: Pick<AgentSession, 'toolStarted' | 'toolFinished'>;
   /** Times `execute` only (not approval, not the journal), counting parallel calls once. */
@@ -32,6 +35,8 @@ export interface ToolCallOptions {
   parentContext: Context;
   /** Told when a running tool reports progress (`ToolContext.onProgress`). */
   onProgress?: (call: ToolCall, progress: ToolProgress) => void;
+  /** Told right before a call's `execute` starts (allowed, its intent recorded). */
+  onStarted?: (call: ToolCall) => void;
   /** Groups the intents of the wave's calls into one write (one fsync); see `IntentBatch`. */
   intents?: IntentBatch;
 }
@@ -236,6 +241,7 @@ async function runJournaled(
     return result;
   }
   // The wave may have been stopped while the intent was being written: do not start then.
+  if (!signal.aborted) options.onStarted?.(call);
   result = signal.aborted
     ? { observation: canceledObservation(call.id), outcome: 'canceled' }
     : await runTool(call, tool, args, signal, options, span);
@@ -255,13 +261,14 @@ async function runTool(
   options: ToolCallOptions,
   span: Span,
 ): Promise<StepResult> {
-  const { onProgress } = options;
+  const { onProgress, files } = options;
   options.toolClock.begin();
   try {
     const result = normalizeResult(
       await tool.execute(args, {
         signal,
         workDir: options.workDir,
+        ...(files === undefined ? {} : { files }),
         ...(onProgress === undefined
           ? {}
           : { onProgress: (progress: ToolProgress) => onProgress(call, progress) }),

@@ -338,3 +338,25 @@ describe('Engine.run: session hooks (ENG-10, SES-8)', () => {
     await store.close();
   });
 });
+
+describe('onToolStarted', () => {
+  it('is told right before each allowed call runs, never for a denied one', async () => {
+    const effects: string[] = [];
+    const started: string[] = [];
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: 'a', name: 'record', arguments: { text: 'x' } }, { id: 'b', name: 'record', arguments: { text: 'y' } }] },
+      { text: 'done' },
+    ]);
+    const gate = {
+      check: async (request: { toolCall: { id: string } }) =>
+        request.toolCall.id === 'a' ? { allowed: true as const } : { allowed: false as const, reason: 'no' },
+    };
+    await new Engine({ provider, gate, tools: [recordTool(effects)] }).run('go', {
+      session: newSession(),
+      reporter: { onToolStarted: (call) => void started.push(`${call.id}:${effects.length}`) },
+    });
+    // Told before it ran (nothing recorded yet), and only for the allowed call.
+    expect(started).toEqual(['a:0']);
+    expect(effects).toEqual(['x']);
+  });
+});

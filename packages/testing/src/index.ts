@@ -13,3 +13,8 @@ export {
   type ReporterEvent,
   type ReporterEventType,
 } from './recording-reporter.js';
+export {
+  MemoryTextFiles,
+  type MemoryTextFilesOptions,
+  type TextFileCall,
+} from './memory-text-files.js';

@@ -1,10 +1,18 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
-import { resolveWritableFile, verifyOpenedFile } from '@claw/sandbox';
+import { resolveWritableFile, verifyOpenedFile, type WritableFile } from '@claw/sandbox';
 import { z } from 'zod';
 import { fileSystemError, writeFileAtomic } from './files.js';
 import { writeFailure } from './write-file.js';
+import {
+  checkLocalEntry,
+  editorOf,
+  readThrough,
+  writeThrough,
+  type AccessTarget,
+  type TextReader,
+} from './text-file-access.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 export const editFileArguments = z.object({
@@ -31,6 +39,12 @@ const binaryProbeBytes = 8 * 1024;
  * result that says what to do. The file is written atomically. Result:
  * `replaced <n> occurrence(s) in <path>`.
  *
+ * With a `ToolContext.files` that both reads and writes (an editor's, ACP-4), the text is read
+ * and written through it instead (the same rules and messages apply), once the path has passed
+ * the same checks (protected paths included) and the local entry, if any, is a regular file with
+ * one link. One that only reads or only writes is not used: the edit would be read from one
+ * version of the file and written over another. Its failures are error results naming the file.
+ *
  * `execute` throws the errors of `resolveWithinWorkspace`, the signal's reason when aborted, and a
  * `ClawError` (`tool_file_error`) on unexpected I/O failures.
  */
@@ -45,7 +59,7 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
       'Read the file first. To create a file use write_file.',
     risk: 'mutating',
     schema: editFileArguments,
-    async execute(args, { signal, workDir }): Promise<ToolResult> {
+    async execute(args, { signal, workDir, files: access }): Promise<ToolResult> {
       throwIfAborted(signal);
       const file = await resolveWritableFile(workDir, args.path);
       const shown = file.relative;
@@ -62,18 +76,13 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
         };
       }
 
-      let original: string;
-      try {
-        const { absolutePath, realRoot } = file;
-        const source = { workDir, path: args.path, file: absolutePath, shown, realRoot };
-        const loaded = await loadText(source, signal);
-        if (typeof loaded !== 'string') return loaded;
-        original = loaded;
-      } catch (error) {
-        if (signal.aborted) throw abortReason(signal);
-        if (errnoCode(error) === undefined) throw error;
-        throw fileSystemError('read', shown, error);
-      }
+      const editor = editorOf(access);
+      const target: AccessTarget = { absolutePath: file.absolutePath, path: args.path, shown };
+      const local = { ...file, workDir, path: args.path };
+      const original = editor === undefined
+        ? await loadLocal(local, signal)
+        : await loadThrough(editor, target, signal);
+      if (typeof original !== 'string') return original;
 
       const count = countOccurrences(original, args.old_string);
       if (count === 0) {
@@ -97,14 +106,11 @@ export function createEditFileTool(): BuiltinTool<EditFileArguments> {
       const updated = args.replace_all === true
         ? original.split(args.old_string).join(args.new_string)
         : replaceOnce(original, args.old_string, args.new_string);
-      try {
-        throwIfAborted(signal);
-        await writeFileAtomic({ ...file, workDir, path: args.path }, updated, signal);
-      } catch (error) {
-        if (signal.aborted) throw abortReason(signal);
-        if (errnoCode(error) === undefined) throw error;
-        return writeFailure(error, shown);
-      }
+      throwIfAborted(signal);
+      const failure = editor === undefined
+        ? await saveLocal(local, updated, signal)
+        : await writeThrough(editor, target, updated, signal);
+      if (failure !== undefined) return failure;
       return { content: `replaced ${count} ${count === 1 ? 'occurrence' : 'occurrences'} in ${shown}` };
     },
   }) as BuiltinTool<EditFileArguments>;
@@ -124,9 +130,7 @@ async function loadText(
     handle = await open(source.file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     const code = errnoCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      return { content: `file not found: ${shown}; to create a file use write_file`, isError: true };
-    }
+    if (code === 'ENOENT' || code === 'ENOTDIR') return notFoundResult(shown);
     if (code === 'EISDIR') return { content: `${shown} is a directory, not a file`, isError: true };
     throw error;
   }
@@ -145,12 +149,7 @@ async function loadText(
   } finally {
     await handle.close();
   }
-  if (bytes.subarray(0, binaryProbeBytes).includes(0)) {
-    return {
-      content: `${shown} is a binary file (it contains NUL bytes); edit_file only edits text`,
-      isError: true,
-    };
-  }
+  if (bytes.subarray(0, binaryProbeBytes).includes(0)) return binaryResult(shown);
   try {
     // ignoreBOM keeps a byte-order mark in the text, so that writing it back preserves it.
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
@@ -160,6 +159,71 @@ async function loadText(
       isError: true,
     };
   }
+}
+
+/** `loadText` of the file `resolveWritableFile` gave; unexpected I/O failures thrown. */
+async function loadLocal(
+  file: WritableFile & { workDir: string; path: string },
+  signal: AbortSignal,
+): Promise<string | ToolResult> {
+  const shown = file.relative;
+  try {
+    const { workDir, path, absolutePath, realRoot } = file;
+    return await loadText({ workDir, path, file: absolutePath, shown, realRoot }, signal);
+  } catch (error) {
+    if (signal.aborted) throw abortReason(signal);
+    if (errnoCode(error) === undefined) throw error;
+    throw fileSystemError('read', shown, error);
+  }
+}
+
+/** Writes the file atomically; the failures the model can act on as a result. */
+async function saveLocal(
+  file: WritableFile & { workDir: string; path: string },
+  content: string,
+  signal: AbortSignal,
+): Promise<ToolResult | undefined> {
+  try {
+    await writeFileAtomic(file, content, signal);
+    return undefined;
+  } catch (error) {
+    if (signal.aborted) throw abortReason(signal);
+    if (errnoCode(error) === undefined) throw error;
+    return writeFailure(error, file.relative);
+  }
+}
+
+/**
+ * The file's text through a `TextFileAccess`, or an error result: the local entry checked first
+ * (as `loadText` checks what it opens), then the same answers for a missing or binary file.
+ */
+async function loadThrough(
+  reader: TextReader,
+  target: AccessTarget,
+  signal: AbortSignal,
+): Promise<string | ToolResult> {
+  const { shown } = target;
+  const local = await checkLocalEntry(target, {
+    directory: { content: `${shown} is a directory, not a file`, isError: true },
+    notRegular: { content: `${shown} is not a regular file; edit_file only edits files`, isError: true },
+  });
+  if ('content' in local) return local;
+  throwIfAborted(signal);
+  const text = await readThrough(reader, { ...target, notFound: notFoundResult(shown) }, signal);
+  if (typeof text !== 'string') return text;
+  if (text.slice(0, binaryProbeBytes).includes('\u0000')) return binaryResult(shown);
+  return text;
+}
+
+function notFoundResult(shown: string): ToolResult {
+  return { content: `file not found: ${shown}; to create a file use write_file`, isError: true };
+}
+
+function binaryResult(shown: string): ToolResult {
+  return {
+    content: `${shown} is a binary file (it contains NUL bytes); edit_file only edits text`,
+    isError: true,
+  };
 }
 
 /** Non-overlapping occurrences, the same ones `split` replaces. */

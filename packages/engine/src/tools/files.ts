@@ -60,12 +60,7 @@ export async function writeFileAtomic(
   try {
     const existing = await lstatIfExists(directory.entry(name));
     if (existing !== undefined && existing.nlink > 1) {
-      throw new UnsafeFileError(
-        `${JSON.stringify(file.path)} has ${existing.nlink} hard links; files linked from ` +
-        'elsewhere are refused, since a hard link can lead outside the workspace. Copy the file ' +
-        'instead.',
-        { path: file.path },
-      );
+      throw hardLinkedFileError(file.path, existing.nlink);
     }
     const handle = await open(temporary, 'wx', existing?.mode ?? 0o666);
     try {
@@ -83,6 +78,15 @@ export async function writeFileAtomic(
     if (!renamed) await unlink(temporary).catch(() => undefined);
     await directory.close();
   }
+}
+
+/** The refusal of a file with more than one hard link (one may lead outside the workspace). */
+export function hardLinkedFileError(path: string, links: number): UnsafeFileError {
+  return new UnsafeFileError(
+    `${JSON.stringify(path)} has ${links} hard links; files linked from elsewhere are refused, ` +
+    'since a hard link can lead outside the workspace. Copy the file instead.',
+    { path },
+  );
 }
 
 async function lstatIfExists(absolutePath: string): Promise<Stats | undefined> {

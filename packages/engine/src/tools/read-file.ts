@@ -1,7 +1,13 @@
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
-import { locateWithinWorkspace, verifyOpenedFile, type OpenFile } from '@claw/sandbox';
+import {
+  locateWithinWorkspace,
+  verifyOpenedFile,
+  type OpenFile,
+  type WorkspaceLocation,
+} from '@claw/sandbox';
 import { z } from 'zod';
 import { fileSystemError } from './files.js';
+import { checkLocalEntry, readThrough, readerOf, type TextReader } from './text-file-access.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
 /** Options of {@link createReadFileTool}. */
@@ -42,6 +48,11 @@ const binaryProbeBytes = 8 * 1024;
  * Directories, binary files (a NUL byte in the first 8 KB) and missing files give an error result.
  * The file is streamed, so memory stays bounded however large it is.
  *
+ * With a reading `ToolContext.files` (an editor's, ACP-4), the whole text comes from it instead,
+ * once the path has passed the same checks and the local entry (if any) is a regular file with
+ * one link; it is cut and noted exactly like a local file's. Its failures are error results
+ * naming the file.
+ *
  * `execute` throws the errors of `resolveWithinWorkspace` (path outside the workspace, unresolvable
  * links), the signal's reason when aborted, and a `ClawError` (`tool_file_error`) on unexpected
  * I/O failures.
@@ -63,10 +74,18 @@ export function createReadFileTool(
     risk: 'safe',
     readOnly: true,
     schema: readFileArguments,
-    async execute(args, { signal, workDir }): Promise<ToolResult> {
+    async execute(args, { signal, workDir, files: access }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const { path: absolutePath, relative: shown, realRoot, files } =
-        await locateWithinWorkspace(workDir, args.path);
+      const location = await locateWithinWorkspace(workDir, args.path);
+      const { path: absolutePath, relative: shown, realRoot, files } = location;
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? defaultLimit;
+      const lineChars = Math.min(maxLineChars, maxChars);
+      const reader = readerOf(access);
+      if (reader !== undefined) {
+        const window = { shown, offset, limit, maxChars, maxLineChars: lineChars };
+        return readThroughAccess(reader, location, { path: args.path, window, signal });
+      }
       let handle: OpenFile;
       try {
         // With O_NONBLOCK: opening a FIFO does not wait for a writer; it is refused below anyway.
@@ -85,16 +104,14 @@ export function createReadFileTool(
           files,
         });
         if (info.isDirectory()) return directoryResult(shown);
-        if (!info.isFile()) {
-          return { content: `${shown} is not a regular file; read_file only reads files`, isError: true };
-        }
+        if (!info.isFile()) return notRegularResult(shown);
         return await readLines(handle, {
           shown,
           size: info.size,
-          offset: args.offset ?? 1,
-          limit: args.limit ?? defaultLimit,
+          offset,
+          limit,
           maxChars,
-          maxLineChars: Math.min(maxLineChars, maxChars),
+          maxLineChars: lineChars,
           signal,
         });
       } catch (error) {
@@ -109,6 +126,45 @@ export function createReadFileTool(
   }) as BuiltinTool<ReadFileArguments>;
 }
 
+/**
+ * `read_file` through a `TextFileAccess`: the local entry is checked first (a folder, a special
+ * file or a hard-linked file is refused as for a local read; nothing there is fine, the access
+ * may hold an unsaved buffer), then the whole text is asked for and shown like a local file's.
+ */
+async function readThroughAccess(
+  reader: TextReader,
+  location: WorkspaceLocation,
+  request: { path: string; window: LineWindowOptions; signal: AbortSignal },
+): Promise<ToolResult> {
+  const { window, signal } = request;
+  const shown = location.relative;
+  const target = { absolutePath: location.path, path: request.path, shown };
+  const local = await checkLocalEntry(target, {
+    directory: directoryResult(shown),
+    notRegular: notRegularResult(shown),
+  });
+  if ('content' in local) return local;
+  throwIfAborted(signal);
+  const text = await readThrough(reader, { ...target, notFound: notFoundResult(shown) }, signal);
+  if (typeof text !== 'string') return text;
+  return textLines(text, window);
+}
+
+function notFoundResult(shown: string): ToolResult {
+  return { content: `file not found: ${shown}`, isError: true };
+}
+
+function notRegularResult(shown: string): ToolResult {
+  return { content: `${shown} is not a regular file; read_file only reads files`, isError: true };
+}
+
+function binaryResult(shown: string): ToolResult {
+  return {
+    content: `${shown} is a binary file (it contains NUL bytes); read_file only reads text`,
+    isError: true,
+  };
+}
+
 function directoryResult(shown: string): ToolResult {
   return {
     content: `${shown} is a directory, not a file; list it with bash, e.g. ls ${shellQuote(shown)}`,
@@ -120,7 +176,7 @@ function openFailure(error: unknown, shown: string): ToolResult {
   switch (errnoCode(error)) {
     case 'ENOENT':
     case 'ENOTDIR':
-      return { content: `file not found: ${shown}`, isError: true };
+      return notFoundResult(shown);
     case 'EISDIR':
       return directoryResult(shown);
     case 'EACCES':
@@ -132,14 +188,18 @@ function openFailure(error: unknown, shown: string): ToolResult {
   }
 }
 
-interface ReadRequest {
+/** What a read shows of a file's lines, and how it names the file in notes. */
+interface LineWindowOptions {
   shown: string;
-  /** The size `fstat` gave; reading stops there unless the file grew (a short read says so). */
-  size: number;
   offset: number;
   limit: number;
   maxChars: number;
   maxLineChars: number;
+}
+
+interface ReadRequest extends LineWindowOptions {
+  /** The size `fstat` gave; reading stops there unless the file grew (a short read says so). */
+  size: number;
   signal: AbortSignal;
 }
 
@@ -149,13 +209,72 @@ interface ReadRequest {
  * huge file never sits in memory.
  */
 async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolResult> {
-  const { offset, limit, maxChars, maxLineChars, signal } = request;
-  const lastWanted = offset + limit - 1;
+  const { signal } = request;
   const decoder = new TextDecoder('utf-8');
   // Only the bytes each read returns are looked at: no need to zero the buffer first. A small
   // file gets a small buffer (most files read are small; 64 KB each is garbage for the GC). If
   // the file grew since `fstat`, the reads simply go on.
   const buffer = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(1024, request.size + 1)));
+  const lines = lineWindow(request);
+
+  let position = 0;
+  for (;;) {
+    throwIfAborted(signal);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+    if (bytesRead === 0) break;
+    if (position < binaryProbeBytes) {
+      const probe = buffer.subarray(0, Math.min(bytesRead, binaryProbeBytes - position));
+      if (probe.includes(0)) return binaryResult(request.shown);
+    }
+    position += bytesRead;
+    // A read that stopped short at the size fstat gave is the end: no extra read to learn it.
+    const end = bytesRead < buffer.length && position >= request.size;
+    if (end && position === bytesRead) {
+      // The whole file in one read (most files read are small): shown as it is when nothing in
+      // it needs cutting, without going through it line by line.
+      const text = decoder.decode(buffer.subarray(0, bytesRead));
+      const whole = wholeFileContent(text, request);
+      if (whole !== undefined) return { content: whole };
+      lines.feed(text);
+      break;
+    }
+    lines.feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
+    if (end) break;
+  }
+  lines.feed(decoder.decode());
+  return lines.result();
+}
+
+/**
+ * What a read shows of a whole text (one a `TextFileAccess` gave): the same binary refusal, cuts
+ * and notes as for a local file of that text. Binary here means a NUL among the first 8K
+ * characters (a local file is probed by its first 8 KB).
+ */
+function textLines(text: string, window: LineWindowOptions): ToolResult {
+  if (text.slice(0, binaryProbeBytes).includes('\u0000')) return binaryResult(window.shown);
+  const whole = wholeFileContent(text, window);
+  if (whole !== undefined) return { content: whole };
+  const lines = lineWindow(window);
+  lines.feed(text);
+  return lines.result();
+}
+
+/** The lines of a file's text, fed in pieces; see {@link lineWindow}. */
+interface LineWindow {
+  feed(text: string): void;
+  /** Ends the text (a last line without a newline counts) and gives what is shown of it. */
+  result(): ToolResult;
+}
+
+/**
+ * The lines of a file's text, fed in pieces of any size: every line is counted (for "of N" in
+ * the note); only the lines to show are kept, each capped at `maxLineChars + 1` characters as it
+ * comes, so a huge single line or a huge file never sits in memory. `result` gives what
+ * `read_file` shows: the lines and the notes saying how to read on.
+ */
+function lineWindow(options: LineWindowOptions): LineWindow {
+  const { offset, limit, maxChars, maxLineChars } = options;
+  const lastWanted = offset + limit - 1;
   const shownLines: string[] = [];
   let shownChars = 0;
   // Set when the character cap stops collecting before `lastWanted`.
@@ -206,62 +325,36 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
     }
   };
 
-  let position = 0;
-  for (;;) {
-    throwIfAborted(signal);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-    if (bytesRead === 0) break;
-    if (position < binaryProbeBytes) {
-      const probe = buffer.subarray(0, Math.min(bytesRead, binaryProbeBytes - position));
-      if (probe.includes(0)) {
-        return {
-          content: `${request.shown} is a binary file (it contains NUL bytes); read_file only reads text`,
-          isError: true,
-        };
-      }
-    }
-    position += bytesRead;
-    // A read that stopped short at the size fstat gave is the end: no extra read to learn it.
-    const end = bytesRead < buffer.length && position >= request.size;
-    if (end && position === bytesRead) {
-      // The whole file in one read (most files read are small): shown as it is when nothing in
-      // it needs cutting, without going through it line by line.
-      const text = decoder.decode(buffer.subarray(0, bytesRead));
-      const whole = wholeFileContent(text, request);
-      if (whole !== undefined) return { content: whole };
-      feed(text);
-      break;
-    }
-    feed(decoder.decode(buffer.subarray(0, bytesRead), { stream: true }));
-    if (end) break;
-  }
-  feed(decoder.decode());
-  if (lineLength > 0) finishLine();
-  const totalLines = lineNumber - 1;
+  const result = (): ToolResult => {
+    if (lineLength > 0) finishLine();
+    const totalLines = lineNumber - 1;
 
-  if (totalLines === 0) return { content: '[empty file]' };
-  if (offset > totalLines) {
-    return {
-      content: `offset ${offset} is past the end of ${request.shown}, which has ${totalLines} ${plural(totalLines, 'line')}`,
-      isError: true,
-    };
-  }
+    if (totalLines === 0) return { content: '[empty file]' };
+    if (offset > totalLines) {
+      return {
+        content: `offset ${offset} is past the end of ${options.shown}, which has ${totalLines} ${plural(totalLines, 'line')}`,
+        isError: true,
+      };
+    }
 
-  const notes: string[] = [];
-  const lastShown = offset + shownLines.length - 1;
-  if (lastShown < totalLines) {
-    notes.push(
-      `[truncated: showing lines ${offset}-${lastShown} of ${totalLines}; call read_file with offset=${lastShown + 1} to continue]`,
-    );
-  }
-  if (firstCutLine !== undefined) {
-    notes.push(
-      `[${cutLines} ${plural(cutLines, 'line')} longer than ${maxLineChars} characters cut; ` +
-      `read the rest with bash, e.g. sed -n '${firstCutLine}p' ${shellQuote(request.shown)} | cut -c ${maxLineChars + 1}-]`,
-    );
-  }
-  const text = shownLines.join('\n');
-  return { content: notes.length === 0 ? text : `${text}\n\n${notes.join('\n')}` };
+    const notes: string[] = [];
+    const lastShown = offset + shownLines.length - 1;
+    if (lastShown < totalLines) {
+      notes.push(
+        `[truncated: showing lines ${offset}-${lastShown} of ${totalLines}; call read_file with offset=${lastShown + 1} to continue]`,
+      );
+    }
+    if (firstCutLine !== undefined) {
+      notes.push(
+        `[${cutLines} ${plural(cutLines, 'line')} longer than ${maxLineChars} characters cut; ` +
+        `read the rest with bash, e.g. sed -n '${firstCutLine}p' ${shellQuote(options.shown)} | cut -c ${maxLineChars + 1}-]`,
+      );
+    }
+    const text = shownLines.join('\n');
+    return { content: notes.length === 0 ? text : `${text}\n\n${notes.join('\n')}` };
+  };
+
+  return { feed, result };
 }
 
 /**
@@ -271,7 +364,7 @@ async function readLines(handle: OpenFile, request: ReadRequest): Promise<ToolRe
  */
 function wholeFileContent(
   text: string,
-  request: Pick<ReadRequest, 'offset' | 'limit' | 'maxChars' | 'maxLineChars'>,
+  request: Pick<LineWindowOptions, 'offset' | 'limit' | 'maxChars' | 'maxLineChars'>,
 ): string | undefined {
   const content = text.endsWith('\n') ? text.slice(0, -1) : text;
   if (request.offset !== 1 || text === '' || content.length > request.maxChars) return undefined;

@@ -4,10 +4,11 @@ import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/
 import { createServer, type Server, type Socket } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClawError, type ToolContext, type ToolResult } from '@claw/core';
+import type { ToolContext, ToolResult } from '@claw/core';
 import { createCommandSpawner, plainCommandSpawner, probeIsolation, type CommandSpawner } from '@claw/sandbox';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createBashTool, createEditFileTool, createReadFileTool, createWriteFileTool } from '../../src/index.js';
+import { refusal } from '../tools/workspace.js';
 import { attacks, legitimate, type AttackCase, type Layer, type Scene } from './cases.js';
 
 const probe = await probeIsolation();
@@ -206,16 +207,6 @@ describe('file tool attacks (layer: file)', () => {
     current = await makeWorkspace(`claw-files-${process.pid}-${(counter += 1)}`);
   });
 
-  async function refused(promise: Promise<ToolResult>): Promise<ClawError> {
-    const outcome = await promise.then(
-      (result) => ({ result }),
-      (error: unknown) => ({ error }),
-    );
-    if (!('error' in outcome)) throw new Error(`not refused: ${outcome.result.content.slice(0, 200)}`);
-    expect(outcome.error).toBeInstanceOf(ClawError);
-    return outcome.error as ClawError;
-  }
-
   const scene = () => (current as Workspace).scene;
   const context = () => (current as Workspace).context;
   const untouched = async () => {
@@ -267,7 +258,7 @@ describe('file tool attacks (layer: file)', () => {
   ];
 
   it.each(cases)('%s → %s', async (_name, code, attempt) => {
-    const error = await refused(attempt());
+    const error = await refusal(attempt());
     expect(error.code).toBe(code);
     await untouched();
   });

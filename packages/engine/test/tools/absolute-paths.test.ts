@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClawError, type ToolContext, type ToolResult } from '@claw/core';
+import type { ToolContext } from '@claw/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createBashTool,
@@ -9,20 +9,10 @@ import {
   createReadFileTool,
   createWriteFileTool,
 } from '../../src/tools/index.js';
-import { createTempWorkspace, type TempWorkspace } from './workspace.js';
+import { createTempWorkspace, refusal, type TempWorkspace } from './workspace.js';
 
 // Models often send the workspace's own absolute paths (SBX-1): those work like relative ones,
 // and every other absolute path is refused as outside the workspace.
-
-async function refusal(promise: Promise<ToolResult>): Promise<ClawError> {
-  const outcome = await promise.then(
-    (result) => ({ result }),
-    (error: unknown) => ({ error }),
-  );
-  if (!('error' in outcome)) throw new Error(`not refused: ${outcome.result.content.slice(0, 200)}`);
-  expect(outcome.error).toBeInstanceOf(ClawError);
-  return outcome.error as ClawError;
-}
 
 describe('the file tools with absolute paths (SBX-1)', () => {
   let ws: TempWorkspace;
