@@ -94,6 +94,8 @@ export function createTaskReporter(
       result(report.toolCallId, report.content, report.isError);
       return user?.onToolResult?.(report);
     },
+    // Not a session event either: the start of a call is told to the library user's reporter.
+    onToolStarted: (call) => user?.onToolStarted?.(call),
     // Progress is not a session event (it is not kept): those who listen to the session's
     // progress (`onProgress`) and the library user's reporter hear it.
     onToolProgress: (report) => {

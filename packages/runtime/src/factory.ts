@@ -16,7 +16,7 @@ import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
 import type { SessionListOptions } from '@claw/session-store';
 import type { Tracer } from '@opentelemetry/api';
-import type { McpServers } from '@claw/mcp';
+import type { McpServerConfig, McpServers } from '@claw/mcp';
 import { RuntimeClosedError } from './errors.js';
 import { collectEnvironment, findGitRepository } from './environment.js';
 import { loadInstructions } from './instructions.js';
@@ -126,6 +126,13 @@ export interface CreateRuntimeOptions {
   approval?: ApprovalMode;
   /** Called once the runtime has closed (e.g. a server counting who watches a session). */
   onClose?: () => void;
+  /**
+   * MCP servers of this session only, next to the workspace's `.claw/mcp.json` (an editor's,
+   * ACP-1): started when the session opens here and closed when it is let go. A workspace
+   * server of the same name wins. Used only when this runtime opens the session (not when it
+   * joins a session another runtime holds).
+   */
+  mcpServers?: readonly McpServerConfig[];
 }
 
 interface Workspace {
@@ -278,7 +285,11 @@ export class RuntimeFactory {
     const workDir = path.resolve(options.workDir);
     await this.engine();
     await this.mcpServers(workDir);
-    const { host, detach } = await this.attach(options.sessionId ?? 'default', workDir);
+    const { host, detach } = await this.attach(
+      options.sessionId ?? 'default',
+      workDir,
+      options.mcpServers ?? [],
+    );
     if (this.closed) {
       await detach();
       throw new RuntimeClosedError('the runtime factory');
@@ -358,15 +369,20 @@ export class RuntimeFactory {
   private async attach(
     sessionId: string,
     workDir: string,
+    mcpServers: readonly McpServerConfig[],
   ): Promise<{ host: SessionHost; detach: () => Promise<void> }> {
     for (;;) {
-      const host = await this.host(sessionId, workDir);
+      const host = await this.host(sessionId, workDir, mcpServers);
       if (!host.released) return { host, detach: host.attach() };
     }
   }
 
   /** The session's host, made once while anything uses it. */
-  private async host(sessionId: string, workDir: string): Promise<SessionHost> {
+  private async host(
+    sessionId: string,
+    workDir: string,
+    mcpServers: readonly McpServerConfig[],
+  ): Promise<SessionHost> {
     const key = `${workDir}\u0000${sessionId}`;
     for (;;) {
       const pending = this.hosts.get(key);
@@ -376,12 +392,34 @@ export class RuntimeFactory {
       // Being released (or failed to open): make a new one once it is gone from the map.
       if (this.hosts.get(key) === pending) this.hosts.delete(key);
     }
-    const opening = this.openHost(key, sessionId, workDir);
+    const opening = this.openHost(key, sessionId, workDir, mcpServers);
     this.hosts.set(key, opening);
     opening.catch(() => {
       if (this.hosts.get(key) === opening) this.hosts.delete(key);
     });
     return opening;
+  }
+
+  /**
+   * The MCP servers a client brought for one session (an editor's), started now; `undefined`
+   * when there are none. Loaded only when needed (PERF-2).
+   */
+  private async sessionMcp(
+    workDir: string,
+    servers: readonly McpServerConfig[],
+  ): Promise<McpServers | undefined> {
+    if (servers.length === 0 || this.options.mcp?.enabled === false) return undefined;
+    const { McpServers: Servers } = await import('@claw/mcp');
+    const { onWarning, setTimer, reconnect } = this.options.mcp ?? {};
+    const made = new Servers({
+      config: { file: 'the servers the client gave for this session', servers },
+      workDir,
+      ...(setTimer === undefined ? {} : { setTimer }),
+      ...(reconnect === undefined ? {} : { reconnect }),
+      ...(onWarning === undefined ? {} : { onWarning: (warning) => onWarning(warning, workDir) }),
+    });
+    made.start();
+    return made;
   }
 
   /**
@@ -442,12 +480,16 @@ export class RuntimeFactory {
     };
   }
 
-  private async openHost(key: string, sessionId: string, workDir: string): Promise<SessionHost> {
+  private async openHost(
+    key: string,
+    sessionId: string,
+    workDir: string,
+    mcpServers: readonly McpServerConfig[],
+  ): Promise<SessionHost> {
     // Before anything is held: a configuration that cannot be used leaves nothing to release.
     const [mcp, a2a] = await Promise.all([this.mcp.servers(workDir), this.a2a.tools(workDir)]);
-    const runTools: ToolSource | undefined = a2a === undefined
-      ? mcp
-      : mcp === undefined ? a2a : joinToolSources(mcp, a2a);
+    const own = await this.sessionMcp(workDir, mcpServers);
+    const runTools = joinAll([mcp, own, a2a]);
     // What the model is told about the session's workspace is read while the session opens.
     const context = this.sessionContext(workDir);
     context.catch(() => undefined);
@@ -457,6 +499,7 @@ export class RuntimeFactory {
       lease = await this.sessions.open(sessionId, { workDir });
     } catch (error) {
       workspace.release();
+      await own?.close();
       throw error;
     }
     let engine: Engine;
@@ -466,6 +509,7 @@ export class RuntimeFactory {
     } catch (error) {
       await lease.release().catch(() => undefined);
       workspace.release();
+      await own?.close();
       throw error;
     }
     const policy = this.policyFor(workDir);
@@ -483,10 +527,14 @@ export class RuntimeFactory {
       ...(this.options.resumeInterrupted === true ? { resumeInterrupted: true } : {}),
       runTask: async (task) => {
         const { prompt, session, reporter, approvals, mode, signal, resumeCalls, compact } = task;
+        const { files } = task;
         // The model is told about the MCP tools from its first call: wait until each server is
         // ready or has failed (within its start-up time). An abort ends the wait; the run then
         // ends as canceled.
-        await mcp?.ready({ signal }).catch(() => undefined);
+        await Promise.all([
+          mcp?.ready({ signal }).catch(() => undefined),
+          own?.ready({ signal }).catch(() => undefined),
+        ]);
         const promptParts = {
           ...(environment === undefined
             ? {}
@@ -516,6 +564,7 @@ export class RuntimeFactory {
           }),
           ...(runTools === undefined ? {} : { tools: runTools }),
           ...(resumeCalls === undefined ? {} : { resumeCalls }),
+          ...(files === undefined ? {} : { files }),
           // The approval mode is the task's (a remote agent's tasks are denied what a console's
           // are asked): the same in every task of a session that keeps one mode.
           ...promptParts,
@@ -523,6 +572,8 @@ export class RuntimeFactory {
       },
       onReleased: () => {
         workspace.release();
+        // The session's own servers go with it (the workspace's stay for the factory).
+        void own?.close().catch(() => undefined);
         const current = this.hosts.get(key);
         void current?.then((made) => {
           if (made === host && this.hosts.get(key) === current) this.hosts.delete(key);
@@ -554,6 +605,13 @@ function createOpenAIProvider(settings: Settings): Provider {
       streamIdleTimeoutMs: settings.streamIdleTimeoutMs,
     },
   );
+}
+
+/** One source of the tools there are (the first of a name wins); `undefined` when none. */
+function joinAll(sources: ReadonlyArray<ToolSource | undefined>): ToolSource | undefined {
+  const present = sources.filter((source): source is ToolSource => source !== undefined);
+  if (present.length <= 1) return present[0];
+  return joinToolSources(...present);
 }
 
 /** `values` without its undefined entries (for options that must be absent, not undefined). */

@@ -74,5 +74,7 @@ export {
   type ProjectInstructions,
 } from './instructions.js';
 export { inspectMcpServers, type McpListing, type McpOptions } from './mcp.js';
+/** The configuration of one MCP server (a session's own: `CreateRuntimeOptions.mcpServers`). */
+export type { McpServerConfig } from '@claw/mcp';
 export { type A2aOptions } from './a2a.js';
 export { OtlpJsonFileExporter, createFileTracing, type Tracing } from './tracing.js';

@@ -2,6 +2,7 @@ import type { ApprovalMode } from '@claw/approval';
 import type {
   ApprovalDecision,
   Reporter,
+  TextFileAccess,
   SessionEvent,
   SessionRunState,
   TaskToolProgress,
@@ -79,16 +80,18 @@ export class Runtime {
   /**
    * Starts a task at once and returns it; the run goes on in the background. Its events go to
    * the session's event log; `reporter` (else the runtime's) also gets every callback, awaited.
+   * `options.files`: the file tools go through this file system (an editor's, ACP-4).
    *
    * @throws SessionBusyError when a task is running on the session; RuntimeClosedError after
    *   `close()`.
    */
-  start(prompt: string, reporter?: Reporter): Task {
+  start(prompt: string, reporter?: Reporter, options: { files?: TextFileAccess } = {}): Task {
     if (this.closing !== undefined) throw new RuntimeClosedError(`runtime ${this.id}`);
     const runReporter = reporter ?? this.defaultReporter;
     const task = this.host.start(prompt, {
       ...(runReporter === undefined ? {} : { reporter: runReporter }),
       ...(this.mode === undefined ? {} : { mode: this.mode }),
+      ...(options.files === undefined ? {} : { files: options.files }),
     });
     this.own = task;
     return task;

@@ -6,6 +6,7 @@ import {
   type Reporter,
   type Compaction,
   type SessionEventOf,
+  type TextFileAccess,
   type SessionRunState,
   type TaskToolProgress,
   type ToolCall,
@@ -38,6 +39,8 @@ export type TaskRunner = (options: {
   resumeCalls?: readonly ToolCall[];
   /** Compact the conversation instead of running the prompt (`Runtime.compact`, CMP-5). */
   compact?: { focus?: string };
+  /** The file system of the client that started the task (an editor's, ACP-4). */
+  files?: TextFileAccess;
 }) => Promise<RunResult>;
 
 /** Options of `SessionHost.start`. */
@@ -46,6 +49,11 @@ export interface StartOptions {
   reporter?: Reporter;
   /** Overrides the settings' approval mode for this task. */
   mode?: ApprovalMode;
+  /**
+   * The file tools read and write through this instead of the local disk (an editor's file
+   * system, ACP-4), after their usual checks.
+   */
+  files?: TextFileAccess;
 }
 
 /** A session as a client that (re)attaches sees it (RT-4). */
@@ -288,6 +296,7 @@ export class SessionHost {
         signal,
         ...(resumeCalls === undefined ? {} : { resumeCalls }),
         ...(compact === undefined ? {} : { compact }),
+        ...(options.files === undefined ? {} : { files: options.files }),
       }),
     );
     this.active = { task, prompt };
