@@ -5,6 +5,7 @@ import {
   createFileTracing,
   resolveSettings,
   resolveWorkDir,
+  type SettingOverrides,
   type Settings,
 } from '@claw/runtime';
 import type { Command, RunOptions } from './args.js';
@@ -25,6 +26,17 @@ import { statusLines } from './status.js';
 
 export { runMcpList } from './mcp.js';
 export { runSessionList } from './session.js';
+
+/**
+ * `claw acp`: the ACP agent (its SDK is loaded only for it: a chunk of its own in dist/).
+ */
+export async function runAcp(
+  command: { overrides: SettingOverrides },
+  io: CliIo,
+): Promise<number> {
+  const { runAcp: serve } = await import('./acp/run.js');
+  return serve(command.overrides, io);
+}
 
 type RunCommand = Extract<Command, { kind: 'repl' | 'prompt' | 'demo' }>;
 

@@ -39,7 +39,11 @@ export type Command =
   /** `claw mcp list`: the workspace's MCP servers, their state and tools. */
   | { kind: 'mcp-list'; workdir: string | undefined }
   /** `claw sessions`: the workspace's saved sessions (CLI-7). */
-  | { kind: 'sessions'; workdir: string | undefined };
+  | { kind: 'sessions'; workdir: string | undefined }
+  /** `claw acp`: an Agent Client Protocol agent on stdio, for editors (ACP-1). */
+  | { kind: 'acp'; overrides: SettingOverrides }
+  /** `claw acp --help`. */
+  | { kind: 'acp-help' };
 
 const parseOptions = {
   prompt: { type: 'string', short: 'p' },
@@ -74,6 +78,7 @@ export function parseCommandLine(argv: readonly string[]): Command {
     throw flagParseError(error, seeHelp);
   }
   const values = parsed.values;
+  if (parsed.positionals[0] === 'acp') return readAcpCommand(parsed.positionals.slice(1), values);
   if (values.help === true) return { kind: 'help' };
   if (values.version === true) return { kind: 'version' };
 
@@ -85,8 +90,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   }
   if (command !== undefined && command !== 'demo') {
     throw new UsageError(
-      `unknown command "${command}": the commands are \`claw demo\`, \`claw sessions\` and ` +
-      `\`claw mcp list\`; to run one task, use claw -p "${command}"; ${seeHelp}`,
+      `unknown command "${command}": the commands are \`claw demo\`, \`claw sessions\`, ` +
+      `\`claw mcp list\` and \`claw acp\`; to run one task, use claw -p "${command}"; ${seeHelp}`,
     );
   }
   if (rest.length > 0) {
@@ -118,6 +123,29 @@ export function parseCommandLine(argv: readonly string[]): Command {
     );
   }
   return { kind: 'repl', options };
+}
+
+/**
+ * `claw acp [setting flags]`: the editor gives each session's folder (`session/new`), so no
+ * `--workdir`, `--session`, `--output` or `-p`.
+ */
+function readAcpCommand(
+  rest: readonly string[],
+  values: Record<string, string | boolean | undefined>,
+): Command {
+  if (values.help === true) return { kind: 'acp-help' };
+  if (rest.length > 0) {
+    throw new UsageError(`unexpected argument "${rest[0]}" after \`claw acp\`; run \`claw acp --help\``);
+  }
+  for (const flag of ['prompt', 'workdir', 'session', 'output', 'version', 'verbose'] as const) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `\`claw acp\` takes no --${flag}: the editor chooses each session's folder and session; ` +
+        'run `claw acp --help`',
+      );
+    }
+  }
+  return { kind: 'acp', overrides: readSettingFlags(values) };
 }
 
 /** `claw mcp list [--workdir <dir>]`: no other subcommand, no other option. */

@@ -1,7 +1,7 @@
 import { parseCommandLine, type Command } from './args.js';
 import { exitStatus } from './exit-status.js';
 import { reportFailure } from './failure.js';
-import { helpText } from './help.js';
+import { acpHelpText, helpText } from './help.js';
 import type { Interrupts } from './interrupts.js';
 import type { InputStream } from './line-input.js';
 import type { StdinSource } from './piped-input.js';
@@ -47,11 +47,15 @@ export async function runCli(io: CliIo): Promise<number> {
       case 'version':
         await new Output(io.stdout).line(version);
         return exitStatus.completed;
+      case 'acp-help':
+        await new Output(io.stdout).write(acpHelpText(version));
+        return exitStatus.completed;
       case 'repl':
       case 'prompt':
       case 'demo':
       case 'mcp-list':
       case 'sessions':
+      case 'acp':
         break;
     }
   } catch (error) {
@@ -59,7 +63,8 @@ export async function runCli(io: CliIo): Promise<number> {
     return reportFailure(error, new Output(io.stderr), style);
   }
   // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
-  const { runInWorkspace, runMcpList, runSessionList } = await import('./app.js');
+  const { runAcp, runInWorkspace, runMcpList, runSessionList } = await import('./app.js');
+  if (command.kind === 'acp') return runAcp(command, io);
   if (command.kind === 'mcp-list') return runMcpList(command, io);
   if (command.kind === 'sessions') return runSessionList(command, io);
   return runInWorkspace(command, io);

@@ -16,6 +16,8 @@ Usage:
                                   activity, messages, tokens (resume one with --session <id>)
   claw mcp list [--workdir <dir>] the workspace's MCP servers (.claw/mcp.json): each one's
                                   state, tools and last error; exit 1 when one failed
+  claw acp                        an Agent Client Protocol agent on stdin/stdout, for editors
+                                  (Zed, JetBrains, Neovim, Emacs); claw acp --help says more
   claw --version | --help
 
 Options:
@@ -117,5 +119,59 @@ Examples:
   claw demo --approval allow                the whole loop, unattended, no key
   claw mcp list                             are the MCP servers up, which tools do they give
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5-coder claw
+`;
+}
+
+/** The text of `claw acp --help`: how an editor runs claw, what is supported. */
+export function acpHelpText(version: string): string {
+  return `claw ${version} acp — claw as an Agent Client Protocol agent, for editors
+
+Usage:
+  claw acp [options]              speak ACP (JSON-RPC, protocol version 1) on stdin/stdout;
+                                  stdout carries protocol messages only, notes go to stderr.
+                                  The editor starts it; it ends when the editor closes stdin
+                                  (a running task is canceled, every session is stored)
+
+Options (as for claw; each session reads its folder's .claw/config.json too):
+  --approval ask|allow|deny       calls the policy would ask about: ask the editor (default),
+                                  allow each once, or deny. Policy denials are never asked
+${settingFlagsHelp()}  -h, --help                      print this help
+
+Zed (settings.json):
+  "agent_servers": {
+    "claw": {
+      "command": "claw",
+      "args": ["acp"],
+      "env": { "OPENAI_API_KEY": "sk-...", "OPENAI_MODEL": "gpt-4.1" }
+    }
+  }
+Any other ACP client: run \`claw acp\` as the agent's command, with OPENAI_API_KEY (and
+OPENAI_BASE_URL, OPENAI_MODEL) in its environment.
+
+What it supports:
+  initialize                      agent info, loadSession, text prompts with embedded
+                                  resources and resource links (no images or audio)
+  session/new {cwd, mcpServers}   cwd (absolute) is the session's workspace; the editor's MCP
+                                  servers (stdio and http) join the workspace's .claw/mcp.json
+  session/load                    a claw session of that workspace: its history is replayed as
+                                  updates (a call a crash interrupted shows as failed), then
+                                  the session goes on
+  session/prompt                  one task; stop reasons end_turn, max_turn_requests (at
+                                  --max-turns) and cancelled; a task that fails is an error
+  session/cancel                  cancels the running task and its questions
+  updates                         the answer and the model's thinking as chunks; each tool call
+                                  with its kind, title, status, file locations, a diff for
+                                  write_file/edit_file and the output of bash; usage (tokens and
+                                  cost); compaction
+  permissions                     a call claw's policy asks about is session/request_permission
+                                  (allow once, allow always = for this session, reject); the
+                                  answer is audited like any other
+  editor files                    when the editor offers fs/read_text_file and
+                                  fs/write_text_file, read_file, write_file and edit_file go
+                                  through it (unsaved buffers are read, edits show in the
+                                  editor), after claw's path checks; bash runs in claw's own
+                                  sandbox, not in an editor terminal
+
+Exit status: 0 when the editor closed the connection; 2 for a usage error.
 `;
 }

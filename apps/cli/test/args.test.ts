@@ -78,3 +78,16 @@ describe('parseCommandLine (CLI-6)', () => {
     expect(usageError(['--help=yes'])).toMatch(/option -h\/--help takes no value/);
   });
 });
+
+describe('claw acp (ACP-1)', () => {
+  it('takes the setting flags; --help is its own; the options of a task are refused', () => {
+    expect(parseCommandLine(['acp'])).toEqual({ kind: 'acp', overrides: {} });
+    expect(parseCommandLine(['acp', '--model', 'm1', '--approval', 'allow', '--max-turns', '40']))
+      .toEqual({ kind: 'acp', overrides: { model: 'm1', approval: 'allow', maxTurns: 40 } });
+    expect(parseCommandLine(['acp', '--help'])).toEqual({ kind: 'acp-help' });
+    expect(() => parseCommandLine(['acp', '--workdir', 'x'])).toThrow(/takes no --workdir: the editor chooses/);
+    expect(() => parseCommandLine(['acp', 'extra'])).toThrow(/unexpected argument "extra"/);
+    // A session named acp-… is a session, not the command.
+    expect(parseCommandLine(['-p', 'hi', '--session', 'acp-1'])).toMatchObject({ kind: 'prompt', options: { sessionId: 'acp-1' } });
+  });
+});
