@@ -136,6 +136,30 @@ describe('claw acp through the SDK\'s client (ACP-1 … ACP-3)', () => {
     expect(file).toContain('tool call canceled');
   });
 
+  it('EOF on stdin mid-tool: the task is canceled, the session stored and let go, claw exits 0', async () => {
+    server = await FakeOpenAIServer.start({
+      turns: [{ toolCalls: [call('bash', { command: 'sleep 30' })] }, { text: 'after' }],
+    });
+    const dir = await workspace();
+    const acp = editor({ permissions: ['allow_once'] });
+    await acp.initialize();
+    const { sessionId } = await acp.agent.request('session/new', { cwd: dir, mcpServers: [] });
+    void acp.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'wait' }] })
+      .catch(() => undefined);
+    const running = async () => acp.of(sessionId, 'tool_call_update').some((update) => update.status === 'in_progress');
+    expect(await eventually(running)).toBe(true);
+    // The editor goes away without a word: claw does not wait out the 30 s command.
+    expect(await acp.close()).toBe(0);
+    const file = await readFile(path.join(dir, `.claw/sessions/${sessionId}.jsonl`), 'utf8');
+    expect(file).toContain('tool call canceled');
+    // Let go: another client takes the session at once and carries on.
+    const cli = await ClawProcess.run(['-p', 'go on', '--workdir', dir, '--session', sessionId], {
+      env: modelEnv(server.baseURL),
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain('after');
+  });
+
   it('a permission request the editor leaves open is withdrawn when the prompt is cancelled', async () => {
     server = await FakeOpenAIServer.start({ turns: [{ toolCalls: [call('write_file', { path: 'a.txt', content: 'x' })] }] });
     const dir = await workspace();
