@@ -1,14 +1,20 @@
 import { askOnce, type ApprovalRequest, type Eventual } from '@claw/core';
+import nodePath from 'node:path';
 import {
-  ProtectedPathError,
   SandboxError,
   checkDestructiveCommand,
   checkWorkspaceEscape,
-  resolveWithinWorkspace,
-  resolveWritableFile,
+  clawStateReason,
+  isClawState,
+  isEnvFile,
+  locateWithinWorkspace,
+  protectedPathReason,
+  workspaceSpellings,
+  type WorkspaceLocation,
 } from '@claw/sandbox';
 import { argumentsOf } from './call-arguments.js';
 import { describeCall } from './describe-call.js';
+import { FilePatterns } from './file-patterns.js';
 import type { Policy, PolicyVerdict } from './policy.js';
 
 /** Options of {@link DefaultPolicy}. */
@@ -21,6 +27,20 @@ export interface DefaultPolicyOptions {
    * by the first bash call that needs to know (the probe starts only then).
    */
   bashIsolated?: Eventual<boolean>;
+  /**
+   * `.env` files the user lets the tools use (read, and with approval write): the policy denies
+   * a `path` naming a `.env` or `.env.*` file at any depth (templates such as `.env.example`
+   * aside, see `isEnvFile` of `@claw/sandbox`) unless one of these patterns covers it, spelled as
+   * asked for and, through a symlink, where it really is. Patterns are workspace-relative, `/`
+   * between folders: `*` stands for any characters within one file or folder name, `**` as a
+   * whole segment for any number of folders; anything else is compared exactly. So `.env.local`
+   * names only the root's, `config/.env.*` those in `config/`, and a pattern starting with `**`
+   * and `/.env.test` every `.env.test`. They never lift the denial of claw's state. Default none.
+   *
+   * @throws ApprovalError `invalid_policy_options` (from the constructor) for a pattern that is
+   *   not text, is absolute, or has an empty, `.` or `..` segment.
+   */
+  allowFiles?: readonly string[];
 }
 
 /** Tools that write the file named by their `path` argument. */
@@ -32,11 +52,17 @@ const writingTools = new Set(['write_file', 'edit_file']);
  *    (`resolveWithinWorkspace`: empty, absolute outside the workspace, leaving it lexically or
  *    through a symlink) →
  *    deny with the sandbox's message. A `path` that is not text → deny.
- * 2. `write_file` / `edit_file` of a path under `.claw/` or `.git/hooks/`, or of `.git/config`
- *    (lexically, case-insensitively, and on the real location) → deny.
- * 3. `bash` without a command, or with one the sandbox fences flag as destructive or reaching
+ * 2. A `path` (of any tool: read or written, the secrets must not reach the model) naming claw's
+ *    state: anything in a `.claw` folder at any depth but its settings files `config.json`,
+ *    `mcp.json` and `a2a.json` (sessions, grants, the audit log, traces, the server's token),
+ *    spelled so or reached through a symlink → deny (`isClawState` of `@claw/sandbox`).
+ * 3. A `path` naming a `.env` or `.env.*` file at any depth (not a template such as
+ *    `.env.example`), lexically or through a symlink, that `allowFiles` does not cover → deny.
+ * 4. `write_file` / `edit_file` of a path in a `.claw` folder (at any depth) or `.git/hooks/`, or
+ *    of `.git/config` (lexically, case-insensitively, and on the real location) → deny.
+ * 5. `bash` without a command, or with one the sandbox fences flag as destructive or reaching
  *    outside the workspace → deny, without asking.
- * 4. Risk `safe` → allow; `mutating` / `dangerous` → ask, with a reason saying what the call will
+ * 6. Risk `safe` → allow; `mutating` / `dangerous` → ask, with a reason saying what the call will
  *    do. Unless `bashIsolated`, a bash ask requires a human and says bash is not isolated.
  *
  * `evaluate` does not throw for bad arguments (they are denials); it passes on unexpected
@@ -44,16 +70,19 @@ const writingTools = new Set(['write_file', 'edit_file']);
  */
 export class DefaultPolicy implements Policy {
   private readonly isBashIsolated: () => Promise<boolean>;
+  private readonly allowedFiles: FilePatterns;
 
+  /** @throws ApprovalError `invalid_policy_options` for an unusable `allowFiles` pattern. */
   constructor(options: DefaultPolicyOptions = {}) {
     this.isBashIsolated = askOnce(options.bashIsolated ?? false);
+    this.allowedFiles = new FilePatterns(options.allowFiles ?? []);
   }
 
   async evaluate(request: ApprovalRequest): Promise<PolicyVerdict> {
     const toolName = request.toolCall.name;
     const args = argumentsOf(request);
     if (Object.hasOwn(args, 'path')) {
-      const denial = await checkPath(request.workDir, toolName, args.path);
+      const denial = await this.checkPath(request.workDir, toolName, args.path);
       if (denial !== undefined) return denial;
     }
     if (toolName === 'bash') {
@@ -74,29 +103,44 @@ export class DefaultPolicy implements Policy {
     }
     return { action: 'ask', reason };
   }
+
+  private async checkPath(
+    workDir: string,
+    toolName: string,
+    path: unknown,
+  ): Promise<PolicyVerdict | undefined> {
+    if (typeof path !== 'string') {
+      return { action: 'deny', reason: `the "path" argument of ${toolName} must be text` };
+    }
+    let location: WorkspaceLocation;
+    try {
+      location = await locateWithinWorkspace(workDir, path);
+    } catch (error) {
+      if (error instanceof SandboxError) return { action: 'deny', reason: error.message };
+      throw error;
+    }
+    const writing = writingTools.has(toolName);
+    const refused = `${toolName} may not ${writing ? 'change' : toolName === 'read_file' ? 'read' : 'use'} ${path}`;
+    if (await isClawState(location)) return { action: 'deny', reason: `${refused}: ${clawStateReason}` };
+    const spellings = workspaceSpellings(location);
+    if (spellings.some((spelling) => isEnvFile(spelling) && !this.allowedFiles.matches(spelling))) {
+      return { action: 'deny', reason: `${refused}: ${envFileReason}` };
+    }
+    // A writing tool's target must also not be protected (.claw, .git/hooks/, .git/config).
+    if (writing) {
+      const reason =
+        protectedPathReason(location.realRoot, location.realPath) ??
+        protectedPathReason(nodePath.resolve(workDir), location.path);
+      if (reason !== undefined) return { action: 'deny', reason: `${refused}: ${reason}` };
+    }
+    return undefined;
+  }
 }
 
-async function checkPath(
-  workDir: string,
-  toolName: string,
-  path: unknown,
-): Promise<PolicyVerdict | undefined> {
-  if (typeof path !== 'string') {
-    return { action: 'deny', reason: `the "path" argument of ${toolName} must be text` };
-  }
-  try {
-    // A writing tool's target must also not be protected (.claw/, .git/hooks/, .git/config).
-    if (writingTools.has(toolName)) await resolveWritableFile(workDir, path);
-    else await resolveWithinWorkspace(workDir, path);
-  } catch (error) {
-    if (error instanceof ProtectedPathError) {
-      return { action: 'deny', reason: `${toolName} may not change ${path}: ${error.reason}` };
-    }
-    if (error instanceof SandboxError) return { action: 'deny', reason: error.message };
-    throw error;
-  }
-  return undefined;
-}
+/** Why a `.env` file is refused, and what would allow it. */
+const envFileReason =
+  '.env files hold secrets (keys, passwords, tokens) that are not for the model; templates such ' +
+  'as .env.example are fine. The user can allow this file in claw\'s settings.';
 
 function checkCommand(command: unknown): PolicyVerdict | undefined {
   if (typeof command !== 'string' || command.trim() === '') {

@@ -10,7 +10,8 @@ export type ApprovalErrorCode =
   | 'approval_already_pending'
   | 'approval_canceled'
   | 'approval_request_failed'
-  | 'invalid_approval_decision';
+  | 'invalid_approval_decision'
+  | 'invalid_policy_options';
 
 /**
  * The root of every error `@claw/approval` throws. Switch on `code`, or catch one of the

@@ -1,4 +1,4 @@
-import { mkdir, symlink } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DefaultPolicy } from '../src/index.js';
@@ -90,6 +90,10 @@ describe('DefaultPolicy (APR-1)', () => {
       '.claw/sessions/default.json',
       '.claw',
       '.CLAW/Grants.json',
+      '.claw/config.json',
+      'sub/.claw/grants.json',
+      'sub/.claw/config.json',
+      'src/.claw/notes.md',
       '.git/hooks/pre-commit',
       '.Git/HOOKS/post-checkout',
       '.git/config',
@@ -102,31 +106,157 @@ describe('DefaultPolicy (APR-1)', () => {
       }
     });
 
-    it('says why .claw/ is protected', async () => {
-      expect(await evaluate('write_file', { path: '.claw/grants.json', content: '{}' })).toEqual({
+    it('says why .claw folders are protected', async () => {
+      expect(await evaluate('write_file', { path: '.claw/config.json', content: '{}' })).toEqual({
         action: 'deny',
-        reason: 'write_file may not change .claw/grants.json: claw keeps grants and sessions in .claw/; tools may not change it',
+        reason: 'write_file may not change .claw/config.json: claw keeps its state and settings in .claw folders; tools may not change them',
+      });
+      expect(await evaluate('edit_file', { path: '.claw/grants.json', old_string: 'a', new_string: 'b' })).toEqual({
+        action: 'deny',
+        reason: 'edit_file may not change .claw/grants.json: it is claw\'s own state (sessions, grants, audit, traces, the server\'s token), which is not for the model',
       });
     });
 
     it('denies writing into .claw/ through a symlink inside the workspace', async () => {
       await mkdir(nodePath.join(workDir, '.claw'));
+      await mkdir(nodePath.join(workDir, 'sub/.claw'), { recursive: true });
       await symlink(nodePath.join(workDir, '.claw'), nodePath.join(workDir, 'state'));
+      await symlink(nodePath.join(workDir, 'sub/.claw'), nodePath.join(workDir, 'nested'));
       expect(await evaluate('write_file', { path: 'state/grants.json', content: '{}' })).toEqual({
         action: 'deny',
-        reason: expect.stringContaining('claw keeps grants and sessions in .claw/') as unknown,
+        reason: expect.stringContaining('claw\'s own state') as unknown,
+      });
+      expect(await evaluate('write_file', { path: 'nested/config.json', content: '{}' })).toEqual({
+        action: 'deny',
+        reason: expect.stringContaining('claw keeps its state and settings in .claw folders') as unknown,
       });
     });
 
-    it.each(['.clawrc', 'src/.claw/notes.md', '.git/HEAD', '.github/workflows/ci.yml', '.git-hooks/x'])(
+    it.each(['.clawrc', 'docs/.claw-notes.md', '.git/HEAD', '.github/workflows/ci.yml', '.git-hooks/x'])(
       'asks (does not deny) writing %s',
       async (path) => {
         expect(await evaluate('write_file', { path, content: 'x' })).toEqual({ action: 'ask', reason: `write_file will write ${path}` });
       },
     );
 
-    it('lets a safe tool read .claw/', async () => {
-      expect(await evaluate('read_file', { path: '.claw/grants.json' })).toEqual({ action: 'allow' });
+    it('lets a safe tool read the settings files of .claw/', async () => {
+      for (const path of ['.claw/config.json', '.claw/mcp.json', '.claw/a2a.json', 'sub/.claw/config.json']) {
+        expect(await evaluate('read_file', { path })).toEqual({ action: 'allow' });
+      }
+    });
+  });
+
+  describe('secrets: claw\'s state and .env files (TRUST-4)', () => {
+    const stateReason = 'it is claw\'s own state (sessions, grants, audit, traces, the server\'s token), which is not for the model';
+
+    beforeEach(async () => {
+      for (const file of ['.claw/sessions/x.jsonl', '.claw/grants.json', '.claw/audit.jsonl', '.claw/server.json', '.claw/config.json', 'sub/.claw/grants.json', '.env', '.env.local', 'config/.env.production', '.env.example']) {
+        await mkdir(nodePath.dirname(nodePath.join(workDir, file)), { recursive: true });
+        await writeFile(nodePath.join(workDir, file), 'SECRET=1\n');
+      }
+    });
+
+    it.each([
+      '.claw/sessions/x.jsonl',
+      '.claw/grants.json',
+      '.claw/audit.jsonl',
+      '.claw/server.json',
+      '.claw/traces/spans.json',
+      '.claw/.gitignore',
+      '.claw',
+      'sub/.claw/grants.json',
+      'a/b/.CLAW/sessions/y.jsonl',
+      './sub/../.claw/grants.json',
+    ])('denies reading %s, saying why', async (path) => {
+      expect(await evaluate('read_file', { path })).toEqual({ action: 'deny', reason: `read_file may not read ${path}: ${stateReason}` });
+    });
+
+    it('denies it for a path given absolute, and for any tool with a path argument', async () => {
+      const absolute = nodePath.join(workDir, '.claw/grants.json');
+      expect(await evaluate('read_file', { path: absolute })).toMatchObject({ action: 'deny', reason: expect.stringContaining(stateReason) as unknown });
+      expect(await evaluate('my_tool', { path: '.claw/grants.json' }, 'safe')).toEqual({
+        action: 'deny',
+        reason: `my_tool may not use .claw/grants.json: ${stateReason}`,
+      });
+    });
+
+    it('denies reading state through a symlink elsewhere in the workspace', async () => {
+      await symlink('.claw/grants.json', nodePath.join(workDir, 'notes.txt'));
+      await symlink(nodePath.join(workDir, 'sub/.claw'), nodePath.join(workDir, 'docs'));
+      await symlink('.claw/config.json', nodePath.join(workDir, 'settings.json'));
+      expect(await evaluate('read_file', { path: 'notes.txt' })).toEqual({ action: 'deny', reason: `read_file may not read notes.txt: ${stateReason}` });
+      expect(await evaluate('read_file', { path: 'docs/grants.json' })).toMatchObject({ action: 'deny' });
+      expect(await evaluate('read_file', { path: 'settings.json' })).toEqual({ action: 'allow' });
+    });
+
+    it('denies writing into sub/.claw/', async () => {
+      for (const path of ['sub/.claw/grants.json', 'sub/.claw/new.json', 'sub/.claw/config.json']) {
+        expect(await evaluate('write_file', { path, content: '{}' })).toMatchObject({ action: 'deny' });
+        expect(await evaluate('edit_file', { path, old_string: 'a', new_string: 'b' })).toMatchObject({ action: 'deny' });
+      }
+    });
+
+    it.each(['.env', '.env.local', 'config/.env.production', '.ENV', 'new/.env.test'])('denies %s to every file tool', async (path) => {
+      for (const toolName of ['read_file', 'write_file', 'edit_file']) {
+        const verdict = await evaluate(toolName, { path, content: 'x', old_string: 'a', new_string: 'b' });
+        expect(verdict).toEqual({ action: 'deny', reason: expect.stringContaining('.env files hold secrets') as unknown });
+      }
+    });
+
+    it('says why a .env file is refused and how it could be allowed', async () => {
+      expect(await evaluate('read_file', { path: '.env' })).toEqual({
+        action: 'deny',
+        reason: 'read_file may not read .env: .env files hold secrets (keys, passwords, tokens) that are not for the model; templates such as .env.example are fine. The user can allow this file in claw\'s settings.',
+      });
+    });
+
+    it.each(['.env.example', '.env.sample', '.env.template', '.env.dist', 'web/.env.local.example', 'tools/.env/lib/site.py', '.envrc'])(
+      'lets %s through (a template, or not an env file)',
+      async (path) => {
+        expect(await evaluate('read_file', { path })).toEqual({ action: 'allow' });
+        expect(await evaluate('write_file', { path, content: 'x' })).toMatchObject({ action: 'ask' });
+      },
+    );
+
+    it('denies a .env file reached through a symlink, and a template name that links to one', async () => {
+      await symlink('.env', nodePath.join(workDir, 'vars.txt'));
+      await symlink('.env.local', nodePath.join(workDir, 'web.env.example'));
+      expect(await evaluate('read_file', { path: 'vars.txt' })).toMatchObject({ action: 'deny' });
+      expect(await evaluate('read_file', { path: 'web.env.example' })).toMatchObject({ action: 'deny' });
+    });
+
+    it('allowFiles lifts the .env denial for the files it covers, and only those', async () => {
+      const allowing = new DefaultPolicy({ allowFiles: ['.env.local'] });
+      const judge = (toolName: string, path: string) =>
+        allowing.evaluate(callRequest({ toolName, args: { path, content: 'x' }, workDir }));
+      expect(await judge('read_file', '.env.local')).toEqual({ action: 'allow' });
+      expect(await judge('read_file', './.env.local')).toEqual({ action: 'allow' });
+      expect(await judge('write_file', '.env.local')).toEqual({ action: 'ask', reason: 'write_file will write .env.local' });
+      for (const path of ['.env', 'sub/.env.local', 'config/.env.production', '.env.local.bak']) {
+        expect(await judge('read_file', path)).toMatchObject({ action: 'deny' });
+      }
+    });
+
+    it('allowFiles patterns: * within a name, ** across folders; a link must be covered where it leads too', async () => {
+      const allowing = new DefaultPolicy({ allowFiles: ['config/.env.*', '**/.env.test'] });
+      const judge = (path: string) => allowing.evaluate(callRequest({ toolName: 'read_file', args: { path }, workDir }));
+      expect(await judge('config/.env.production')).toEqual({ action: 'allow' });
+      expect(await judge('.env.test')).toEqual({ action: 'allow' });
+      expect(await judge('a/b/.env.test')).toEqual({ action: 'allow' });
+      expect(await judge('config/sub/.env.production')).toMatchObject({ action: 'deny' });
+      expect(await judge('.env.production')).toMatchObject({ action: 'deny' });
+      await symlink('../.env', nodePath.join(workDir, 'config/.env.dev'));
+      expect(await judge('config/.env.dev')).toMatchObject({ action: 'deny' });
+    });
+
+    it('allowFiles never lifts the denial of claw\'s state', async () => {
+      const allowing = new DefaultPolicy({ allowFiles: ['**', '.claw/grants.json', '**/.env'] });
+      expect(await allowing.evaluate(callRequest({ toolName: 'read_file', args: { path: '.claw/grants.json' }, workDir }))).toMatchObject({ action: 'deny' });
+      expect(await allowing.evaluate(callRequest({ toolName: 'read_file', args: { path: 'sub/.env' }, workDir }))).toEqual({ action: 'allow' });
+    });
+
+    it.each([[''], ['/abs/.env'], ['../.env'], ['a//.env'], ['a/./.env'], [42]])('refuses the allowFiles pattern %j', (pattern) => {
+      expect(() => new DefaultPolicy({ allowFiles: [pattern as string] })).toThrow(expect.objectContaining({ code: 'invalid_policy_options' }));
     });
   });
 

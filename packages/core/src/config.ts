@@ -48,6 +48,11 @@ export const clawConfigSchema = z
     compactAtRatio: z.number().gt(0.1).max(1),
     approval: z.enum(approvalModes),
     prices: z.record(z.string().min(1), modelPriceSchema),
+    /**
+     * Workspace files the file tools may use although claw guards them as secrets (`.env*`):
+     * workspace-relative patterns, `*` within a name and `**` across folders (TRUST-4).
+     */
+    allowFiles: z.array(z.string().min(1)),
     /** Bash isolation (SBX-4): `required` refuses to run bash without it. */
     sandbox: z
       .object({

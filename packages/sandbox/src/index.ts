@@ -26,6 +26,16 @@ export {
   type WorkspaceFiles,
 } from './workspace-files.js';
 export { resolveWritableFile, type WritableFile } from './writable.js';
+export {
+  clawFolderEntry,
+  clawSettingsFiles,
+  clawStateReason,
+  envTemplateSuffixes,
+  isClawState,
+  isEnvFile,
+  resolveReadableFile,
+  workspaceSpellings,
+} from './secret-files.js';
 export { WorkspaceDirectory } from './directory.js';
 export { checkDestructiveCommand, isDestructiveCommand } from './destructive.js';
 export { checkWorkspaceEscape, commandEscapesWorkspace } from './escape.js';

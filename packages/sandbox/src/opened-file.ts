@@ -1,8 +1,9 @@
 import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import nodePath from 'node:path';
-import { PathOutsideWorkspaceError, UnsafeFileError } from './errors.js';
-import { isInside } from './resolve.js';
+import { PathOutsideWorkspaceError, ProtectedPathError, UnsafeFileError } from './errors.js';
+import { isInside, relativeInside } from './resolve.js';
+import { clawFolderEntry, clawStateReason } from './secret-files.js';
 import {
   inspectDirectly,
   pooledFiles,
@@ -13,15 +14,17 @@ import {
 /**
  * Checks what a file descriptor really is, after it was opened for a workspace path (the check
  * before `open` cannot see a link swapped in between): its real location must lie inside the real
- * workspace root, it must be a regular file (or a folder, when allowed), and it must have exactly
- * one hard link — a hard link to a file outside the workspace passes every path check, so a file
- * linked more than once is refused.
+ * workspace root and must not be claw's state (a `.claw` folder's content other than its settings
+ * files, see `clawFolderEntry`), it must be a regular file (or a folder, when allowed), and it
+ * must have exactly one hard link — a hard link to a file outside the workspace (or to claw's
+ * state) passes every path check, so a file linked more than once is refused.
  *
  * On Linux the location comes from `/proc/self/fd/N`; elsewhere the descriptor's device and inode
  * must match those of the path's real location.
  *
  * @returns the descriptor's `stat`.
  * @throws PathOutsideWorkspaceError when the opened file lies outside the workspace.
+ * @throws ProtectedPathError when the opened file is claw's state.
  * @throws UnsafeFileError when it is not a regular file (and not an allowed folder) or has more
  *   than one hard link.
  */
@@ -44,6 +47,10 @@ export async function verifyOpenedFile(
       'outside it; a link may have been swapped in). Use a path inside the workspace.',
       { path: options.path },
     );
+  }
+  const inside = relativeInside(realRoot, location) ?? '';
+  if (clawFolderEntry(inside.split(nodePath.sep).join('/')) === 'state') {
+    throw new ProtectedPathError({ path: options.path, reason: clawStateReason });
   }
   if (info.isDirectory() && options.allowDirectory === true) return info;
   if (!info.isFile()) {
@@ -121,16 +128,17 @@ async function descriptorLocation(
 }
 
 /**
- * Paths inside the workspace that model-facing tools must never write: claw's own state
- * (`.claw/`: grants, sessions, settings — a model that could write them could grant itself
- * anything) and git's code-execution hooks and config (`.git/hooks/`, `.git/config`).
+ * Paths inside the workspace that model-facing tools must never write: a `.claw` folder at any
+ * depth (claw's state and settings: grants, sessions, `config.json` — a model that could write
+ * them could grant itself anything) and git's code-execution hooks and config (`.git/hooks/`,
+ * `.git/config`). Compared by path segment and case-insensitively.
  */
 export function protectedPathReason(realRoot: string, realPath: string): string | undefined {
   const relative = nodePath.relative(realRoot, realPath).split(nodePath.sep).join('/');
   // Compared case-insensitively: on a case-insensitive file system `.CLAW` is `.claw`.
   const folded = relative.toLowerCase();
-  if (folded === '.claw' || folded.startsWith('.claw/')) {
-    return 'claw keeps grants and sessions in .claw/; tools may not change it';
+  if (folded.split('/').includes('.claw')) {
+    return 'claw keeps its state and settings in .claw folders; tools may not change them';
   }
   if (folded === '.git/hooks' || folded.startsWith('.git/hooks/')) {
     return '.git/hooks holds programs git runs; tools may not change it';

@@ -3,6 +3,7 @@ import nodePath from 'node:path';
 import { ProtectedPathError } from './errors.js';
 import { protectedPathReason } from './opened-file.js';
 import { locateWithinWorkspace } from './resolve.js';
+import { clawStateReason, isClawState } from './secret-files.js';
 
 export interface WritableFile {
   /** The lexical absolute path, as `resolveWithinWorkspace` returns it. */
@@ -20,8 +21,9 @@ export interface WritableFile {
 
 /**
  * Resolves a path a tool is about to write (SBX-1 and beyond): inside the workspace, lexically and
- * through symlinks, and not protected (`.claw/`, `.git/hooks/`, `.git/config`, compared on the
- * real location, so a link to them does not get around it). The file need not exist yet.
+ * through symlinks, and not protected (a `.claw` folder at any depth, `.git/hooks/`,
+ * `.git/config`, compared on the real location, so a link to them does not get around it; also
+ * the folder the workspace's `.claw` links to, see `isClawState`). The file need not exist yet.
  *
  * @throws the errors of `resolveWithinWorkspace`.
  * @throws ProtectedPathError when the real target is a protected path.
@@ -36,6 +38,8 @@ export async function resolveWritableFile(workDir: string, path: string): Promis
   if (reason !== undefined) {
     throw new ProtectedPathError({ path, reason });
   }
+  // What the above cannot see: the state folder reached as a linked `.claw` points (isClawState).
+  if (await isClawState(location)) throw new ProtectedPathError({ path, reason: clawStateReason });
   let isLink = false;
   try {
     isLink = (await lstat(absolutePath)).isSymbolicLink();

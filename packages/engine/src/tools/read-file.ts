@@ -1,6 +1,6 @@
 import { abortReason, defineTool, errnoCode, throwIfAborted, type ToolResult } from '@claw/core';
 import {
-  locateWithinWorkspace,
+  resolveReadableFile,
   verifyOpenedFile,
   type OpenFile,
   type WorkspaceLocation,
@@ -53,9 +53,13 @@ const binaryProbeBytes = 8 * 1024;
  * one link; it is cut and noted exactly like a local file's. Its failures are error results
  * naming the file.
  *
+ * claw's own state (a `.claw` folder's content other than its settings files, at any depth, also
+ * through a symlink) is never read: the approval policy denies it, and the tool refuses it
+ * itself, before opening and on what was opened.
+ *
  * `execute` throws the errors of `resolveWithinWorkspace` (path outside the workspace, unresolvable
- * links), the signal's reason when aborted, and a `ClawError` (`tool_file_error`) on unexpected
- * I/O failures.
+ * links), a `ProtectedPathError` for claw's state, the signal's reason when aborted, and a
+ * `ClawError` (`tool_file_error`) on unexpected I/O failures.
  */
 export function createReadFileTool(
   options: ReadFileToolOptions = {},
@@ -76,7 +80,9 @@ export function createReadFileTool(
     schema: readFileArguments,
     async execute(args, { signal, workDir, files: access }): Promise<ToolResult> {
       throwIfAborted(signal);
-      const location = await locateWithinWorkspace(workDir, args.path);
+      // claw's own state is refused here too, and again on what gets opened (verifyOpenedFile),
+      // not only by the policy: a link may be swapped in between by a command running meanwhile.
+      const location = await resolveReadableFile(workDir, args.path);
       const { path: absolutePath, relative: shown, realRoot, files } = location;
       const offset = args.offset ?? 1;
       const limit = args.limit ?? defaultLimit;

@@ -22,6 +22,12 @@ export interface BubblewrapSettings {
   processLimit: ProcessLimit;
   /** The parent's home folder (real path) when it exists. */
   homeDir: string | undefined;
+  /**
+   * Absolute folders to hide from commands when they exist as a command starts (the user's claw
+   * folders: `.config/claw` and `.local/state/claw` of the home folder, or where XDG_* put them).
+   * Default none.
+   */
+  hiddenFolders?: readonly string[];
   /** The real path of /etc/resolv.conf, re-exposed when it lies under a masked folder. */
   resolvConf: string | undefined;
   /** Default true. False only to compare against the filter in tests. */
@@ -87,14 +93,15 @@ export class BubblewrapSpawner implements CommandSpawner {
       : undefined;
     this.description =
       `bash isolation: bubblewrap ${settings.version} (workspace read-write, the rest of the file ` +
-      'system read-only, private /tmp, home folders and /run hidden, network ' +
+      'system read-only, private /tmp, home folders, /run and claw\'s state hidden, network ' +
       `${settings.allowNetwork ? 'allowed' : 'off'}, seccomp filter, ${settings.processLimit.summary})`;
   }
 
   /**
    * The bubblewrap invocation `spawn` would start for `command`, without the cgroup launcher.
-   * The workspace is looked at again on every call, since `.git` or `.claw` may have appeared
-   * since the last command. Throws what `spawn` throws for the command and the workspace.
+   * The workspace is looked at again on every call, since `.git` or `.claw` (or a folder to
+   * hide) may have appeared since the last command. Throws what `spawn` throws for the command
+   * and the workspace.
    */
   invocation(command: string, options: { workDir: string }): BubblewrapInvocation {
     if (typeof command !== 'string' || command.includes('\0')) {
@@ -107,6 +114,7 @@ export class BubblewrapSpawner implements CommandSpawner {
       homeDir: settings.homeDir,
       allowNetwork: settings.allowNetwork,
       resolvConf: settings.resolvConf,
+      hiddenFolders: settings.hiddenFolders,
     });
     const args = buildBubblewrapArguments(layout, {
       command,

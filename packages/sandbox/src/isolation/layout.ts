@@ -1,5 +1,6 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { stateFolderName } from '@claw/core';
 import { InvalidPathError } from '../errors.js';
 import { isInside } from '../resolve.js';
 
@@ -17,23 +18,40 @@ export interface SandboxLayout {
   homeDir: string | undefined;
   /** Bound read-write onto itself after the workspace, so it cannot be renamed or replaced. */
   pinned: string[];
-  /** Inside the workspace and bound read-only: git hooks and config, `.claw`. */
+  /** Inside the workspace and bound read-only: git hooks and config. */
   readOnly: string[];
+  /**
+   * Folders commands may neither read nor write, each covered by an empty tmpfs made read-only:
+   * claw's state folders (the workspace's `.claw`, the `.claw` of a folder above it) and the
+   * user's claw folders. Those outside the workspace are covered with the masks, before the
+   * workspace is bound (one may hold it); those inside it after the workspace's own binds.
+   */
+  hidden: string[];
   /** Files under a masked folder that must stay visible (the resolver configuration). */
   exposed: string[];
   allowNetwork: boolean;
 }
 
+/** What {@link inspectWorkspace} needs besides the workspace. */
+export interface LayoutOptions {
+  homeDir: string | undefined;
+  allowNetwork: boolean;
+  resolvConf: string | undefined;
+  /** Absolute folders to hide when they exist (the user's claw folders). Default none. */
+  hiddenFolders?: readonly string[];
+}
+
 /**
- * Looks at the workspace the way the sandbox needs: its real path, and which of `.git/hooks`,
- * `.git/config` (and a `core.hooksPath` folder inside the workspace), a `.git` file (worktrees,
- * submodules) and `.claw` exist, to bind them read-only. Creates nothing. Throws
- * `InvalidPathError` when `workDir` is not an absolute path to an existing folder, or is `/`.
+ * Looks at the workspace the way the sandbox needs: its real path; which of `.git/hooks`,
+ * `.git/config` (and a `core.hooksPath` folder inside the workspace) and a `.git` file
+ * (worktrees, submodules) exist, to bind them read-only; and which folders to hide (see
+ * `SandboxLayout.hidden`): the workspace's `.claw`, a `.claw` in any folder above the workspace,
+ * and `hiddenFolders`, each where it really is, when it exists and is a folder. A `.claw` deeper
+ * in the workspace is not looked for (that would mean walking the whole tree for every command).
+ * Creates nothing. Throws `InvalidPathError` when `workDir` is not an absolute path to an
+ * existing folder, or is `/`.
  */
-export function inspectWorkspace(
-  workDir: string,
-  options: { homeDir: string | undefined; allowNetwork: boolean; resolvConf: string | undefined },
-): SandboxLayout {
+export function inspectWorkspace(workDir: string, options: LayoutOptions): SandboxLayout {
   if (typeof workDir !== 'string' || !path.isAbsolute(workDir) || workDir.includes('\0')) {
     throw new InvalidPathError(
       `the workspace folder must be an absolute path, got ${JSON.stringify(workDir)}`,
@@ -68,8 +86,11 @@ export function inspectWorkspace(
   } else if (git === 'file') {
     readOnly.push(gitPath);
   }
-  const clawPath = path.join(real, '.claw');
-  if (kindOf(clawPath) !== undefined) readOnly.push(clawPath);
+  const stateFolders = [real, ...foldersAbove(real)]
+    .map((folder) => path.join(folder, stateFolderName));
+  const masks: string[] = [...maskedFolders];
+  if (options.homeDir !== undefined && options.homeDir !== '/') masks.push(options.homeDir);
+  const hidden = foldersToHide(real, [...stateFolders, ...(options.hiddenFolders ?? [])], masks);
   const exposed =
     options.allowNetwork &&
     options.resolvConf !== undefined &&
@@ -81,9 +102,55 @@ export function inspectWorkspace(
     homeDir: options.homeDir,
     pinned,
     readOnly,
+    hidden,
     exposed,
     allowNetwork: options.allowNetwork,
   };
+}
+
+/** The folders above `folder` (absolute, real), nearest first, `/` last. */
+function foldersAbove(folder: string): string[] {
+  const found: string[] = [];
+  for (let current = path.dirname(folder); ; current = path.dirname(current)) {
+    found.push(current);
+    if (current === path.dirname(current)) return found;
+  }
+}
+
+/**
+ * Which of `candidates` to hide in a sandbox for `workDir`: each at its real location, when that
+ * is an existing folder other than `/` and the workspace itself, and is not hidden already — by a
+ * mask or another folder chosen (shorter paths first) that covers it, unless it lies in the
+ * workspace, which is bound again over those.
+ */
+function foldersToHide(
+  workDir: string,
+  candidates: readonly string[],
+  masks: readonly string[],
+): string[] {
+  const inWorkspace = (folder: string): boolean => folder !== workDir && isInside(workDir, folder);
+  const real = candidates
+    .map(realFolder)
+    .filter((folder): folder is string => folder !== undefined && folder !== '/' && folder !== workDir)
+    .sort((a, b) => a.length - b.length);
+  const chosen: string[] = [];
+  for (const folder of real) {
+    const covered = [...masks, ...chosen].some(
+      (cover) => isInside(cover, folder) && (!inWorkspace(folder) || inWorkspace(cover)),
+    );
+    if (!covered) chosen.push(folder);
+  }
+  return chosen;
+}
+
+/** The real path of `folder` when it exists and is a folder. */
+function realFolder(folder: string): string | undefined {
+  try {
+    const real = realpathSync(folder);
+    return statSync(real).isDirectory() ? real : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The settings of the command itself, around the layout. */
@@ -106,8 +173,10 @@ export const processLimitScript = 'ulimit -u "$1" 2>/dev/null; exec bash --norc 
 
 /**
  * The bubblewrap arguments for one command. Order matters: bubblewrap applies the mounts in
- * sequence, so the masks come first and the workspace bind after them (the workspace stays
- * visible even under a masked folder), then the read-only re-binds inside it.
+ * sequence, so the masks come first (with the hidden folders outside the workspace) and the
+ * workspace bind after them (the workspace stays visible even under a masked folder), then the
+ * read-only re-binds inside it, then the hidden folders inside it; last, every hidden folder's
+ * tmpfs is made read-only (not recursively: a workspace bound under one stays writable).
  */
 export function buildBubblewrapArguments(
   layout: SandboxLayout,
@@ -120,10 +189,14 @@ export function buildBubblewrapArguments(
   if (home !== undefined && home !== '/' && !maskedFolders.some((folder) => isInside(folder, home))) {
     args.push('--tmpfs', home);
   }
+  const inside = (folder: string): boolean => isInside(layout.workDir, folder);
+  for (const folder of layout.hidden.filter((entry) => !inside(entry))) args.push('--tmpfs', folder);
   for (const file of layout.exposed) args.push('--ro-bind-try', file, file);
   args.push('--bind', layout.workDir, layout.workDir);
   for (const entry of layout.pinned) args.push('--bind', entry, entry);
   for (const entry of layout.readOnly) args.push('--ro-bind-try', entry, entry);
+  for (const folder of layout.hidden.filter(inside)) args.push('--tmpfs', folder);
+  for (const folder of layout.hidden) args.push('--remount-ro', folder);
   args.push(
     '--chdir',
     layout.workDir,

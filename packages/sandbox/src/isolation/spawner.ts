@@ -44,6 +44,11 @@ export async function createCommandSpawner(
     );
   }
   const env = checkEnvironment(options.env ?? defaultCommandEnvironment());
+  const home = options.homeDir ?? os.homedir();
+  const hiddenFolders = checkFolders([
+    ...(options.homeDir === undefined && !path.isAbsolute(home) ? [] : userClawFolders(home)),
+    ...(options.hiddenFolders ?? []),
+  ]);
   if (isolation === 'off') {
     return new PlainSpawner(env, `bash isolation: off (turned off in the settings); ${notIsolated}`);
   }
@@ -79,8 +84,29 @@ export async function createCommandSpawner(
     env,
     allowNetwork,
     processLimit,
-    homeDir: realPathOrUndefined(os.homedir()),
+    homeDir: path.isAbsolute(home) ? realPathOrUndefined(home) : undefined,
     resolvConf: allowNetwork ? realPathOrUndefined('/etc/resolv.conf') : undefined,
+    hiddenFolders,
+  });
+}
+
+/**
+ * Where claw keeps the user's own files in the home folder `home`: its settings and trust record
+ * (`.config/claw`) and its servers' tokens (`.local/state/claw`), the XDG defaults.
+ */
+function userClawFolders(home: string): string[] {
+  return [path.join(home, '.config', 'claw'), path.join(home, '.local', 'state', 'claw')];
+}
+
+/** The folders to hide, each checked to be an absolute path; throws `IsolationOptionsError`. */
+function checkFolders(folders: readonly unknown[]): string[] {
+  return folders.map((folder) => {
+    if (typeof folder !== 'string' || !path.isAbsolute(folder) || folder.includes('\0')) {
+      throw new IsolationOptionsError(
+        `the folders to hide (homeDir, hiddenFolders) must be absolute paths, got ${JSON.stringify(folder)}`,
+      );
+    }
+    return folder;
   });
 }
 

@@ -42,6 +42,20 @@ export interface IsolationOptions {
   maxProcesses?: number;
   /** The bubblewrap executable. Default 'bwrap', looked up on the commands' PATH. */
   bwrapPath?: string;
+  /**
+   * The user's home folder, an absolute path: hidden from commands (an empty tmpfs, the
+   * workspace bound again inside it when it lies there), and its `.config/claw` and
+   * `.local/state/claw` (the trust record, the servers' tokens) hidden even when the workspace is
+   * the home folder or holds them. Default: the process's (`os.homedir()`).
+   */
+  homeDir?: string;
+  /**
+   * More absolute folders commands may neither read nor write: each is covered by an empty
+   * read-only tmpfs when it exists as a command starts. Give the user's claw folders here when
+   * `XDG_CONFIG_HOME` or `XDG_STATE_HOME` put them outside the home folder
+   * (`$XDG_CONFIG_HOME/claw`, `$XDG_STATE_HOME/claw`). Default none.
+   */
+  hiddenFolders?: readonly string[];
 }
 
 /** What `probeIsolation` found. */

@@ -63,15 +63,23 @@ export function killGroup(child: ChildProcess): void {
   }
 }
 
-/** Temp folders made through `makeTempDir` are removed after each test. */
-export function useTempDirs(): { makeTempDir: (prefix?: string) => Promise<string> } {
+/**
+ * A temp folder that no mask of the sandbox covers (unlike /tmp), for what must be hidden on
+ * its own: FHS gives every Linux system one.
+ */
+export const unmaskedTempDir = '/var/tmp';
+
+/** Temp folders made through `makeTempDir` (in `parent`, default /tmp) are removed after each test. */
+export function useTempDirs(): {
+  makeTempDir: (prefix?: string, parent?: string) => Promise<string>;
+} {
   const made: string[] = [];
   afterEach(async () => {
     await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
   });
   return {
-    makeTempDir: async (prefix = 'claw-isolation-') => {
-      const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+    makeTempDir: async (prefix = 'claw-isolation-', parent = os.tmpdir()) => {
+      const dir = await realpath(await mkdtemp(path.join(parent, prefix)));
       made.push(dir);
       return dir;
     },

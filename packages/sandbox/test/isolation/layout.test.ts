@@ -16,7 +16,7 @@ import {
 } from '../../src/isolation/layout.js';
 import { locatePidsCgroup } from '../../src/isolation/process-limit.js';
 import { IsolationOptionsError } from '../../src/index.js';
-import { useTempDirs } from './helpers.js';
+import { unmaskedTempDir, useTempDirs } from './helpers.js';
 
 const { makeTempDir } = useTempDirs();
 
@@ -24,7 +24,8 @@ const layout: SandboxLayout = {
   workDir: '/home/dev/project',
   homeDir: '/srv/dev-home',
   pinned: ['/home/dev/project/.git'],
-  readOnly: ['/home/dev/project/.git/hooks', '/home/dev/project/.git/config', '/home/dev/project/.claw'],
+  readOnly: ['/home/dev/project/.git/hooks', '/home/dev/project/.git/config'],
+  hidden: ['/srv/claw-config', '/home/dev/project/.claw'],
   exposed: [],
   allowNetwork: false,
 };
@@ -48,11 +49,14 @@ describe('buildBubblewrapArguments', () => {
       '--tmpfs', '/home',
       '--tmpfs', '/root',
       '--tmpfs', '/srv/dev-home',
+      '--tmpfs', '/srv/claw-config',
       '--bind', '/home/dev/project', '/home/dev/project',
       '--bind', '/home/dev/project/.git', '/home/dev/project/.git',
       '--ro-bind-try', '/home/dev/project/.git/hooks', '/home/dev/project/.git/hooks',
       '--ro-bind-try', '/home/dev/project/.git/config', '/home/dev/project/.git/config',
-      '--ro-bind-try', '/home/dev/project/.claw', '/home/dev/project/.claw',
+      '--tmpfs', '/home/dev/project/.claw',
+      '--remount-ro', '/srv/claw-config',
+      '--remount-ro', '/home/dev/project/.claw',
       '--chdir', '/home/dev/project',
       '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
       '--unshare-net',
@@ -65,7 +69,7 @@ describe('buildBubblewrapArguments', () => {
 
   it('binds the workspace after every mask, even when it lies under one', () => {
     const args = buildBubblewrapArguments(
-      { ...layout, workDir: '/tmp/ws', homeDir: '/tmp', pinned: [], readOnly: [] },
+      { ...layout, workDir: '/tmp/ws', homeDir: '/tmp', pinned: [], readOnly: [], hidden: [] },
       { command: 'true', maxProcesses: 8, seccompFd: 3, environmentFd: undefined },
     );
     const workspaceBind = args.indexOf('--bind');
@@ -110,7 +114,7 @@ describe('buildBubblewrapArguments', () => {
 
   it('does not mask a home folder that is /', () => {
     const args = buildBubblewrapArguments(
-      { ...layout, homeDir: '/' },
+      { ...layout, homeDir: '/', hidden: [] },
       { command: 'true', maxProcesses: 8, seccompFd: 3, environmentFd: 4 },
     );
     expect(args.filter((arg) => arg === '--tmpfs')).toHaveLength(4);
@@ -134,14 +138,15 @@ describe('inspectWorkspace', () => {
       path.join(workspace, '.git/hooks'),
       path.join(workspace, '.git/config'),
       path.join(workspace, '.husky'),
-      path.join(workspace, '.claw'),
     ]);
+    // .claw is hidden, not merely read-only (TRUST-4).
+    expect(found.hidden).toEqual([path.join(workspace, '.claw')]);
     expect(await readdir(workspace)).toEqual(before);
   });
 
   it('leaves out what does not exist and binds a .git file (worktree) read-only', async () => {
     const workspace = await makeTempDir();
-    expect(inspectWorkspace(workspace, options)).toMatchObject({ pinned: [], readOnly: [] });
+    expect(inspectWorkspace(workspace, options)).toMatchObject({ pinned: [], readOnly: [], hidden: [] });
     await writeFile(path.join(workspace, '.git'), 'gitdir: ../elsewhere\n');
     expect(inspectWorkspace(workspace, options)).toMatchObject({
       pinned: [],
@@ -183,6 +188,66 @@ describe('inspectWorkspace', () => {
     expect(inspectWorkspace('/usr', on).exposed).toEqual([stub]);
     expect(inspectWorkspace('/usr', { ...on, allowNetwork: false }).exposed).toEqual([]);
     expect(inspectWorkspace('/usr', { ...on, resolvConf: '/etc/resolv.conf' }).exposed).toEqual([]);
+  });
+});
+
+describe('inspectWorkspace: folders to hide (TRUST-4)', () => {
+  const options = { homeDir: undefined, allowNetwork: false, resolvConf: undefined };
+
+  it('hides claw\'s state above the workspace and the folders given, where they really are', async () => {
+    const base = await makeTempDir('claw-isolation-', unmaskedTempDir);
+    const workspace = path.join(base, 'project/sub');
+    await mkdir(path.join(workspace, '.claw'), { recursive: true });
+    await mkdir(path.join(base, 'project/.claw'));
+    await mkdir(path.join(base, 'real-config'));
+    await symlink(path.join(base, 'real-config'), path.join(base, 'config-link'));
+    await writeFile(path.join(base, 'a-file'), '');
+    const found = inspectWorkspace(workspace, {
+      ...options,
+      hiddenFolders: [path.join(base, 'config-link'), path.join(base, 'missing'), path.join(base, 'a-file')],
+    });
+    expect(found.hidden.sort()).toEqual(
+      [path.join(workspace, '.claw'), path.join(base, 'project/.claw'), path.join(base, 'real-config')].sort(),
+    );
+    // Under a mask (here the home folder) what lies outside the workspace is hidden already:
+    // only the workspace's own .claw is left to hide.
+    expect(inspectWorkspace(workspace, { ...options, homeDir: base }).hidden).toEqual([path.join(workspace, '.claw')]);
+  });
+
+  it('hides a folder outside every mask, and what lies in the workspace even under a hidden folder', async () => {
+    const workspace = await makeTempDir();
+    await mkdir(path.join(workspace, '.claw'));
+    await mkdir(path.join(workspace, 'user-claw/.config'), { recursive: true });
+    // The home folder is masked; its claw folders inside the workspace must still be hidden.
+    const found = inspectWorkspace(workspace, {
+      ...options,
+      homeDir: workspace,
+      hiddenFolders: [path.join(workspace, 'user-claw'), path.join(workspace, 'user-claw/.config'), '/usr', workspace],
+    });
+    expect(found.hidden).toEqual(['/usr', path.join(workspace, '.claw'), path.join(workspace, 'user-claw')]);
+  });
+
+  it('hides the real folder a linked .claw points to', async () => {
+    const workspace = await makeTempDir();
+    await mkdir(path.join(workspace, 'kept'));
+    await symlink('kept', path.join(workspace, '.claw'));
+    expect(inspectWorkspace(workspace, options).hidden).toEqual([path.join(workspace, 'kept')]);
+  });
+
+  it('mounts hidden folders outside the workspace with the masks, those inside after the binds', () => {
+    const args = buildBubblewrapArguments(
+      { ...layout, hidden: ['/srv/outer', '/home/dev/project/.claw', '/home/dev/project/user-claw'] },
+      { command: 'true', maxProcesses: undefined, seccompFd: undefined, environmentFd: undefined },
+    );
+    const at = (flag: string, target: string) =>
+      args.findIndex((arg, index) => arg === flag && args[index + 1] === target);
+    const workspaceBind = at('--bind', '/home/dev/project');
+    expect(at('--tmpfs', '/srv/outer')).toBeLessThan(workspaceBind);
+    expect(at('--tmpfs', '/home/dev/project/.claw')).toBeGreaterThan(at('--ro-bind-try', '/home/dev/project/.git/config'));
+    for (const folder of ['/srv/outer', '/home/dev/project/.claw', '/home/dev/project/user-claw']) {
+      expect(at('--remount-ro', folder)).toBeGreaterThan(at('--tmpfs', folder));
+      expect(at('--remount-ro', folder)).toBeLessThan(args.indexOf('--chdir'));
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import {
   makeWorkspace,
   runCommand,
   uniqueSleepSeconds,
+  unmaskedTempDir,
   useTempDirs,
   waitFor,
 } from './helpers.js';
@@ -165,6 +166,128 @@ describe.skipIf(!available)('bubblewrap isolation', () => {
       expect(init).toMatch(/^PATH=/m);
       expect(result.stdout).toMatch(/--- grep\n--- end\n$/);
       expect(result.stdout.split('--- env\n')[1]?.split('--- self')[0]).toMatch(/^LANG=C\.UTF-8$/m);
+    });
+  });
+
+  describe('claw\'s state and the user\'s claw folders (TRUST-4)', () => {
+    /** Writes `files` (path → text) under `root`, making folders as needed. */
+    async function plant(root: string, files: Record<string, string>): Promise<void> {
+      for (const [file, text] of Object.entries(files)) {
+        await mkdir(path.dirname(path.join(root, file)), { recursive: true });
+        await writeFile(path.join(root, file), text);
+      }
+    }
+
+    const state = {
+      '.claw/grants.json': 'GRANTS-SECRET\n',
+      '.claw/sessions/s.jsonl': 'SESSION-SECRET\n',
+      '.claw/audit.jsonl': 'AUDIT-SECRET\n',
+      '.claw/server.json': 'TOKEN-SECRET\n',
+      '.claw/config.json': '{}\n',
+    };
+    const userFiles = {
+      '.config/claw/trusted.json': 'TRUST-RECORD-SECRET\n',
+      '.local/state/claw/servers/s.json': 'SERVER-TOKEN-SECRET\n',
+    };
+
+    it('shows the workspace\'s .claw empty and read-only: nothing read, nothing created, nothing removed', async () => {
+      const { workspace } = await makeWorkspace(makeTempDir);
+      await plant(workspace, state);
+      const result = await runCommand(
+        spawner,
+        statusScript({
+          grants: 'cat .claw/grants.json',
+          sessions: 'cat .claw/sessions/s.jsonl',
+          listed: 'test -z "$(ls -A .claw)"',
+          grep: 'grep -r SECRET .',
+          create: 'echo x > .claw/new.json',
+          mkdir: 'mkdir .claw/sessions',
+          remove: 'rm -rf .claw',
+          move: 'mv .claw .claw-moved',
+        }),
+        workspace,
+      );
+      expect(result.stdout).not.toContain('SECRET');
+      expect(statuses(result.stdout)).toEqual({
+        grants: 1, sessions: 1, listed: 0, grep: 1, create: 1, mkdir: 1, remove: 1, move: 1,
+      });
+      expect((await readdir(path.join(workspace, '.claw'))).sort()).toEqual(
+        ['audit.jsonl', 'config.json', 'grants.json', 'server.json', 'sessions'],
+      );
+      expect(await readFile(path.join(workspace, '.claw/grants.json'), 'utf8')).toBe('GRANTS-SECRET\n');
+      expect(await readdir(workspace)).toEqual(['.claw']);
+    });
+
+    it('hides the user\'s claw folders of a home folder the workspace lies in', async () => {
+      const home = await makeTempDir('claw-home-', unmaskedTempDir);
+      await plant(home, userFiles);
+      const workspace = path.join(home, 'projects/app');
+      await mkdir(workspace, { recursive: true });
+      const isolated = await createCommandSpawner({ isolation: 'required', homeDir: home });
+      const result = await runCommand(
+        isolated,
+        statusScript({
+          trust: `cat ${home}/.config/claw/trusted.json`,
+          token: `cat ${home}/.local/state/claw/servers/s.json`,
+          relative: 'cat ../../.config/claw/trusted.json',
+          write: `echo x > ${home}/.config/claw/trusted.json`,
+          inside: 'echo ok > file && cat file',
+        }),
+        workspace,
+      );
+      expect(result.stdout).not.toContain('SECRET');
+      expect(statuses(result.stdout)).toEqual({ trust: 1, token: 1, relative: 1, write: 1, inside: 0 });
+      expect(await readFile(path.join(home, '.config/claw/trusted.json'), 'utf8')).toBe('TRUST-RECORD-SECRET\n');
+    });
+
+    it('hides them when the workspace is the home folder itself', async () => {
+      const home = await makeTempDir('claw-home-', unmaskedTempDir);
+      await plant(home, { ...userFiles, ...state });
+      const isolated = await createCommandSpawner({ isolation: 'required', homeDir: home });
+      const result = await runCommand(
+        isolated,
+        statusScript({
+          trust: 'cat .config/claw/trusted.json',
+          token: 'cat .local/state/claw/servers/s.json',
+          grants: 'cat .claw/grants.json',
+          grep: 'grep -r SECRET .',
+          plant: 'echo "{}" > .config/claw/trusted.json',
+          other: 'echo ok > .config/other && cat .config/other',
+        }),
+        home,
+      );
+      expect(result.stdout).not.toContain('SECRET');
+      expect(statuses(result.stdout)).toEqual({ trust: 1, token: 1, grants: 1, grep: 1, plant: 1, other: 0 });
+      expect(await readFile(path.join(home, '.config/claw/trusted.json'), 'utf8')).toBe('TRUST-RECORD-SECRET\n');
+    });
+
+    it('hides folders given outside every mask (XDG_* elsewhere), and a .claw above the workspace', async () => {
+      const base = await makeTempDir('claw-xdg-', unmaskedTempDir);
+      await plant(base, {
+        'xdg-config/claw/trusted.json': 'TRUST-RECORD-SECRET\n',
+        'xdg-state/claw/servers/s.json': 'SERVER-TOKEN-SECRET\n',
+        'parent/.claw/grants.json': 'PARENT-GRANTS-SECRET\n',
+        'parent/visible.txt': 'VISIBLE\n',
+      });
+      const workspace = path.join(base, 'parent/ws');
+      await mkdir(workspace);
+      const isolated = await createCommandSpawner({
+        isolation: 'required',
+        hiddenFolders: [path.join(base, 'xdg-config/claw'), path.join(base, 'xdg-state/claw')],
+      });
+      const result = await runCommand(
+        isolated,
+        statusScript({
+          trust: `cat ${base}/xdg-config/claw/trusted.json`,
+          token: `cat ${base}/xdg-state/claw/servers/s.json`,
+          parent: 'cat ../.claw/grants.json',
+          // The rest stays readable, as everything outside the masks is.
+          visible: 'grep -q VISIBLE ../visible.txt',
+        }),
+        workspace,
+      );
+      expect(result.stdout).not.toContain('SECRET');
+      expect(statuses(result.stdout)).toEqual({ trust: 1, token: 1, parent: 1, visible: 0 });
     });
   });
 
