@@ -38,7 +38,9 @@ export function clawAgentCard(options: ClawAgentCardOptions): AgentCard {
         scheme: {
           $case: 'httpAuthSecurityScheme',
           value: {
-            description: 'The claw-server token (.claw/server.json, --token-file or CLAW_SERVER_TOKEN)',
+            description:
+              'The claw-server token: the one given with --token-file or CLAW_SERVER_TOKEN, ' +
+              'or the generated one, in the file that token_file in .claw/server.json names',
             scheme: 'Bearer',
             bearerFormat: '',
           },

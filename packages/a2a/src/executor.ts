@@ -3,6 +3,7 @@ import type { Message, Part } from '@a2a-js/sdk';
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '@claw/core';
 import { messageText, textPart } from './parts.js';
+import { claimInboundSlot } from './task-limit.js';
 
 /** An inbound task as claw runs it. */
 export interface InboundTask {
@@ -56,6 +57,16 @@ export class ClawAgentExecutor implements AgentExecutor {
   }
 
   execute = async (context: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    // The request's place under the limit on inbound tasks is given back when the run ends.
+    const slot = claimInboundSlot(context.context);
+    try {
+      await this.run(context, bus);
+    } finally {
+      slot?.release();
+    }
+  };
+
+  private async run(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId } = context;
     const status = (value: number, text?: string, metadata?: Record<string, unknown>): void => {
       bus.publish({
@@ -138,7 +149,7 @@ export class ClawAgentExecutor implements AgentExecutor {
       status(outcome.status === 'failed' ? state.failed : state.canceled, outcome.report);
     }
     bus.finished();
-  };
+  }
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     await Promise.resolve();

@@ -4,12 +4,25 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { errorMessage } from '@claw/core';
 import { ClawAgentExecutor, type InboundRunner } from './executor.js';
 import { messageText } from './parts.js';
+import { attachInboundSlot, InboundTaskLimit } from './task-limit.js';
+import { InboundTaskStore } from './task-store.js';
 
 /** The protocol version claw serves; the `A2A-Version` header must name it. */
 export const a2aProtocolVersion = '1.0';
 
+/**
+ * The JSON-RPC error code of a message refused because the server runs its maximum of inbound
+ * tasks: from JSON-RPC's implementation-defined server errors, outside the A2A codes
+ * (-32001 and on), since A2A 1.0 has none that means "not now, try again".
+ */
+export const tooManyTasksErrorCode = -32000;
+
 export interface A2aJsonRpcServer {
   readonly card: AgentCard;
+  /** The inbound tasks (running, and finished ones still answerable). */
+  readonly tasks: InboundTaskStore;
+  /** The limit on inbound tasks that run at once. */
+  readonly limit: InboundTaskLimit;
   /**
    * Answers one JSON-RPC request (`SendMessage`, `SendStreamingMessage`, `GetTask`,
    * `CancelTask`, …): a JSON answer, or an SSE stream for a streaming method. The caller has
@@ -18,19 +31,37 @@ export interface A2aJsonRpcServer {
   handle(request: IncomingMessage, response: ServerResponse, body: string): Promise<void>;
 }
 
-/**
- * claw as an A2A v1.0 agent over JSON-RPC (A2A-2, A2A-3), on plain `node:http`: the SDK's
- * `DefaultRequestHandler` (tasks in memory) over a `ClawAgentExecutor`, wrapped so that a
- * message without text is refused (-32602) before any run starts, and served through the SDK's
- * framework-neutral `JsonRpcTransportHandler` with the version check (`A2A-Version: 1.0`).
- */
-export async function createA2aJsonRpcServer(options: {
+export interface A2aJsonRpcServerOptions {
+  /** The agent card; only its capabilities and interfaces' protocol version matter here. */
   card: AgentCard;
   runner: InboundRunner;
-}): Promise<A2aJsonRpcServer> {
+  /** Where the tasks are kept (default: an `InboundTaskStore` with its defaults). */
+  tasks?: InboundTaskStore;
+  /** The limit on inbound tasks at once, shared with other ways in (default: 8). */
+  limit?: InboundTaskLimit;
+}
+
+/**
+ * claw as an A2A v1.0 agent over JSON-RPC (A2A-2, A2A-3, TRUST-6), on plain `node:http`: the
+ * SDK's `DefaultRequestHandler` over an `InboundTaskStore` and a `ClawAgentExecutor`, wrapped so
+ * that a message without text is refused (-32602), and a message that would start a task beyond
+ * the limit on inbound tasks is refused ({@link tooManyTasksErrorCode}), before any run starts;
+ * served through the SDK's framework-neutral `JsonRpcTransportHandler` with the version check
+ * (`A2A-Version: 1.0`).
+ *
+ * A message naming a `taskId` starts nothing: the SDK refuses one for an unknown or finished task,
+ * and claw refuses one for a task that still runs (a claw run takes no messages while it runs).
+ * A message with only a `contextId` starts a new task, under the limit like any other.
+ */
+export async function createA2aJsonRpcServer(
+  options: A2aJsonRpcServerOptions,
+): Promise<A2aJsonRpcServer> {
   const sdk = await import('@a2a-js/sdk/server');
-  const { RequestMalformedError } = await import('@a2a-js/sdk/errors');
+  const { JsonRpcTransportError, RequestMalformedError, UnsupportedOperationError } =
+    await import('@a2a-js/sdk/errors');
   const { formatSSEEvent, formatSSEErrorEvent, SSE_HEADERS } = await import('@a2a-js/sdk');
+  const tasks = options.tasks ?? new InboundTaskStore();
+  const limit = options.limit ?? new InboundTaskLimit();
 
   const requireText = (params: SendMessageRequest): void => {
     if (messageText(params.message).trim() === '') {
@@ -39,26 +70,68 @@ export async function createA2aJsonRpcServer(options: {
       );
     }
   };
+  /** A slot for a message that starts a task; `undefined` for one that continues a task. */
+  const admit = async (
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): Promise<{ release(): void } | undefined> => {
+    requireText(params);
+    const taskId = params.message?.taskId ?? '';
+    if (taskId !== '') {
+      const task = await tasks.load(taskId, context);
+      // Unknown or finished: the SDK answers (task not found, or a terminal task).
+      if (task !== undefined && !finishedStates.has(task.status?.state ?? 0)) {
+        throw new UnsupportedOperationError(
+          `task ${taskId} is still running and takes no more messages: wait until it ends ` +
+          '(GetTask), then send the follow-up as a new message without a taskId',
+        );
+      }
+      return undefined;
+    }
+    const slot = limit.tryAcquire();
+    if (slot === undefined) {
+      throw new JsonRpcTransportError({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: tooManyTasksErrorCode, message: limit.refusal() },
+      });
+    }
+    attachInboundSlot(context, slot);
+    return {
+      // Unless the executor took the slot over (it gives it back when the run ends).
+      release: () => {
+        if (!slot.claimed) slot.release();
+      },
+    };
+  };
   class ClawRequestHandler extends sdk.DefaultRequestHandler {
     override async sendMessage(
       params: SendMessageRequest,
       context: ServerCallContext,
     ): Promise<Message | Task> {
-      requireText(params);
-      return super.sendMessage(params, context);
+      const admitted = await admit(params, context);
+      try {
+        return await super.sendMessage(params, context);
+      } finally {
+        admitted?.release();
+      }
     }
 
     override async *sendMessageStream(
       params: SendMessageRequest,
       context: ServerCallContext,
     ): AsyncGenerator<StreamResponse, void, undefined> {
-      requireText(params);
-      yield* super.sendMessageStream(params, context);
+      const admitted = await admit(params, context);
+      try {
+        yield* super.sendMessageStream(params, context);
+      } finally {
+        admitted?.release();
+      }
     }
   }
   const handler: A2ARequestHandler = new ClawRequestHandler(
     options.card,
-    new sdk.InMemoryTaskStore(),
+    tasks,
     new ClawAgentExecutor(options.runner),
   );
   const transport = new sdk.JsonRpcTransportHandler(handler);
@@ -66,6 +139,8 @@ export async function createA2aJsonRpcServer(options: {
 
   return {
     card: options.card,
+    tasks,
+    limit,
     handle: async (request, response, body) => {
       const headerVersion = request.headers['a2a-version'];
       const context = sdk.defaultServerCallContextBuilder({
@@ -116,6 +191,9 @@ export async function createA2aJsonRpcServer(options: {
     },
   };
 }
+
+// Terminal (completed, failed, canceled, rejected) as the SDK counts them.
+const finishedStates = new Set<number>([3, 4, 5, 7]);
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;

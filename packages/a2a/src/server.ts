@@ -8,5 +8,26 @@ export {
   type InboundRunner,
   type InboundTask,
 } from './executor.js';
-export { a2aProtocolVersion, createA2aJsonRpcServer, type A2aJsonRpcServer } from './inbound.js';
+export {
+  a2aProtocolVersion,
+  createA2aJsonRpcServer,
+  tooManyTasksErrorCode,
+  type A2aJsonRpcServer,
+  type A2aJsonRpcServerOptions,
+} from './inbound.js';
+export {
+  attachInboundSlot,
+  claimInboundSlot,
+  defaultMaxInboundTasks,
+  InboundTaskLimit,
+  type InboundTaskSlot,
+} from './task-limit.js';
+export {
+  defaultMaxFinishedTaskBytes,
+  defaultMaxFinishedTasks,
+  defaultTaskRetentionMs,
+  InboundTaskStore,
+  type InboundTaskClock,
+  type InboundTaskStoreOptions,
+} from './task-store.js';
 export { messageText, partText, textPart } from './parts.js';
