@@ -27,6 +27,7 @@ import { WorkspaceMcp, type McpOptions } from './mcp.js';
 import { Runtime } from './runtime.js';
 import { SessionHost, type SessionContext } from './session-host.js';
 import { commandEnvironment, type Settings } from './settings.js';
+import { checkWorkspaceTrust, userClawFolders, type WorkspaceTrust } from './trust.js';
 import { WorkspaceSessions, WorkspaceShared, type SessionSource } from './workspaces.js';
 
 /** What a policy factory is told about where its policy will be used. */
@@ -183,8 +184,23 @@ export class RuntimeFactory {
       (workspace) => workspace.audit.close?.(),
     );
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
-    this.mcp = new WorkspaceMcp(options.mcp ?? {}, options.env ?? {});
-    this.a2a = new WorkspaceA2a(options.a2a ?? {}, options.env ?? {});
+    const trusted = async (root: string) => (await this.workspaceTrust(root)).trusted;
+    this.mcp = new WorkspaceMcp(options.mcp ?? {}, options.env ?? {}, trusted);
+    this.a2a = new WorkspaceA2a(options.a2a ?? {}, options.env ?? {}, trusted);
+  }
+
+  /**
+   * Whether a workspace's settings files (`.claw/mcp.json`, `.claw/a2a.json`) may be used, read
+   * now (TRUST-1/2): with `settings.trustWorkspaces` always; else when the record of trusted
+   * workspaces (in the claw folder of `options.env`'s home) has them as they are.
+   *
+   * @throws ClawUserError `trust_record_invalid` for a record that is not claw's.
+   */
+  workspaceTrust(workDir: string): Promise<WorkspaceTrust> {
+    return checkWorkspaceTrust(workDir, {
+      env: this.options.env ?? {},
+      trustAll: this.settings.trustWorkspaces === true,
+    });
   }
 
   /**
@@ -197,6 +213,7 @@ export class RuntimeFactory {
       isolation: this.settings.sandbox.isolation,
       allowNetwork: this.settings.sandbox.allowNetwork,
       env: commandEnvironment(this.options.env ?? {}),
+      hiddenFolders: userClawFolders(this.options.env ?? {}),
     });
     return this.spawner;
   }
@@ -470,7 +487,13 @@ export class RuntimeFactory {
       this.isolation().then((spawner) => spawner.mode === 'bubblewrap');
     const custom = this.options.policy;
     // Asked by the first bash call, which starts the probe if nothing has.
-    if (custom === undefined) return new DefaultPolicy({ bashIsolated });
+    if (custom === undefined) {
+      const { allowFiles } = this.settings;
+      return new DefaultPolicy({
+        bashIsolated,
+        ...(allowFiles === undefined ? {} : { allowFiles }),
+      });
+    }
     let made: Promise<Policy> | undefined;
     return {
       evaluate: async (request) => {

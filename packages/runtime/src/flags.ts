@@ -34,6 +34,7 @@ export const settingFlagOptions = {
   model: { type: 'string' },
   'system-prompt-file': { type: 'string' },
   'append-system-prompt': { type: 'string' },
+  'trust-workspace': { type: 'boolean' },
   ...Object.fromEntries(
     numericSettingFlags.map((option) => [option.flag, { type: 'string' as const }]),
   ),
@@ -74,6 +75,7 @@ export function readSettingFlags(values: FlagValues): SettingOverrides {
     }
     overrides.appendSystemPrompt = append;
   }
+  if (values['trust-workspace'] === true) overrides.trustWorkspaces = true;
   for (const option of numericSettingFlags) {
     const text = stringFlag(values, option.flag);
     if (text !== undefined) overrides[option.key] = wholeNumberFlag(option.flag, text, option.min);
@@ -175,5 +177,7 @@ export function settingFlagsHelp(): string {
   --system-prompt-file <file>     its text replaces claw's own system prompt (the environment
                                   and the AGENTS.md instructions still follow it)
   --append-system-prompt <text>   text added at the end of the system prompt
+  --trust-workspace               use the workspace's own .claw/config.json, mcp.json and
+                                  a2a.json even though it is not trusted (see \`claw trust\`)
 `;
 }

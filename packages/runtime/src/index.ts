@@ -38,8 +38,10 @@ export {
   configPath,
   defaultSettings,
   readConfigFile,
+  readUserConfigFile,
   resolveSettings,
   type ApprovalMode,
+  type IgnoredSetting,
   type ResolveSettingsOptions,
   type SettingOverrides,
   type Settings,
@@ -56,6 +58,24 @@ export {
   type FlagValues,
 } from './flags.js';
 export { resolveWorkDir } from './workdir.js';
+export {
+  checkWorkspaceTrust,
+  revokeWorkspaceTrust,
+  trustRecordFile,
+  trustWorkspace,
+  trustedSettingsFiles,
+  trustedWorkspaces,
+  userClawFolder,
+  type SettingsFileState,
+  type TrustOptions,
+  type TrustedSettingsFile,
+  type WorkspaceTrust,
+} from './trust.js';
+export {
+  describeWorkspaceSettings,
+  untrustedNotice,
+  type SettingsFileSummary,
+} from './trust-notice.js';
 export {
   collectEnvironment,
   describePlatform,

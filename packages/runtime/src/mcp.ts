@@ -48,12 +48,18 @@ export class WorkspaceMcp {
   private readonly workspaces: PerWorkspace<McpServers | undefined>;
   private closing: Promise<void> | undefined;
 
+  /**
+   * @param trusted whether a workspace's settings files may be used (TRUST-2): the servers of an
+   *   untrusted one are never started, and no `${VAR}` is filled for them.
+   */
   constructor(
     private readonly options: McpOptions,
     private readonly env: Readonly<Record<string, string | undefined>>,
+    private readonly trusted: (root: string) => Promise<boolean>,
   ) {
-    this.workspaces = new PerWorkspace((root) => {
+    this.workspaces = new PerWorkspace(async (root) => {
       const { onWarning, setTimer, reconnect } = this.options;
+      if (!(await this.trusted(root))) return undefined;
       return openIfConfigured({
         workDir: root,
         env: this.env,
@@ -65,7 +71,8 @@ export class WorkspaceMcp {
   }
 
   /**
-   * The workspace's servers, starting (not waited for); `undefined` without `.claw/mcp.json`.
+   * The workspace's servers, starting (not waited for); `undefined` without `.claw/mcp.json` or
+   * when the workspace is not trusted.
    *
    * @throws McpConfigError when the file cannot be used.
    */

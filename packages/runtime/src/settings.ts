@@ -14,6 +14,9 @@ import {
   defaultMaxTurns,
 } from '@claw/engine';
 import { retryingProviderDefaults } from '@claw/provider';
+import { checkWorkspaceTrust, userClawFolder, type WorkspaceTrust } from './trust.js';
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 export type { ApprovalMode };
 
@@ -63,6 +66,29 @@ export interface Settings {
   approval: ApprovalMode;
   prices: NonNullable<ClawConfig['prices']>;
   sandbox: { isolation: 'auto' | 'required' | 'off'; allowNetwork: boolean };
+  /**
+   * Workspace files the file tools may use although claw guards them as secrets (`.env*`):
+   * workspace-relative patterns (`*` within a name, `**` across folders). Only the user's own
+   * settings set it (`~/.config/claw/config.json`, a trusted workspace's).
+   */
+  allowFiles?: readonly string[];
+  /**
+   * `--trust-workspace` (TRUST-3): every workspace's settings files are used without a record.
+   * Absent or false: a workspace's `.claw/mcp.json` and `.claw/a2a.json` are used only when the
+   * record of trusted workspaces has them as they are.
+   */
+  trustWorkspaces?: boolean;
+  /** How the workspace these settings were resolved for stands (TRUST-1). */
+  workspaceTrust?: WorkspaceTrust;
+  /** What of that workspace's `.claw/config.json` was not used because it is not trusted. */
+  ignoredSettings?: readonly IgnoredSetting[];
+}
+
+/** A setting of an untrusted workspace's `.claw/config.json` that claw did not use (TRUST-2). */
+export interface IgnoredSetting {
+  /** The key, `sandbox.isolation` for a nested one. */
+  key: string;
+  value: unknown;
 }
 
 /**
@@ -72,7 +98,7 @@ export interface Settings {
 export const defaultSettings: Readonly<Omit<
   Settings,
   'apiKey' | 'baseUrl' | 'approval' | 'systemPrompt' | 'systemPromptFile' | 'appendSystemPrompt'
-  | 'userConfigDir'
+  | 'userConfigDir' | 'allowFiles' | 'trustWorkspaces' | 'workspaceTrust' | 'ignoredSettings'
 >> = {
   model: 'gpt-4.1-mini',
   maxTurns: defaultMaxTurns,
@@ -96,7 +122,10 @@ export const defaultSettings: Readonly<Omit<
 };
 
 /** Settings given on the command line (or by a program); each wins over everything else. */
-export type SettingOverrides = Partial<Omit<Settings, 'sandbox' | 'systemPrompt' | 'userConfigDir'>> & {
+export type SettingOverrides = Partial<Omit<
+  Settings,
+  'sandbox' | 'systemPrompt' | 'userConfigDir' | 'workspaceTrust' | 'ignoredSettings'
+>> & {
   sandbox?: Partial<Settings['sandbox']>;
 };
 
@@ -126,7 +155,22 @@ export function configPath(workDir: string): string {
  *   message names the file and the key).
  */
 export async function readConfigFile(workDir: string): Promise<ClawConfig> {
-  const file = configPath(workDir);
+  return readConfigAt(configPath(workDir));
+}
+
+/**
+ * The user's own settings, `config.json` in their claw folder (`$XDG_CONFIG_HOME/claw`, else
+ * `~/.config/claw`): always trusted, under the workspace's (when trusted), the environment and the
+ * flags. No file (or no home folder) is an empty config.
+ *
+ * @throws ClawUserError `config_invalid` as {@link readConfigFile}.
+ */
+export async function readUserConfigFile(env: Env): Promise<ClawConfig> {
+  const folder = userClawFolder(env);
+  return folder === undefined ? {} : readConfigAt(path.join(folder, 'config.json'));
+}
+
+async function readConfigAt(file: string): Promise<ClawConfig> {
   const text = await readOptionalConfig(file, {
     read: (name) => readFile(name, 'utf8'),
     fail: (message, cause) => new ClawUserError(message, { code: 'config_unreadable', cause }),
@@ -146,21 +190,46 @@ export async function readConfigFile(workDir: string): Promise<ClawConfig> {
 
 /**
  * Resolves the settings: flag (override) > environment (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
- * `OPENAI_MODEL`) > `<workDir>/.claw/config.json` > default.
+ * `OPENAI_MODEL`) > `<workDir>/.claw/config.json` > the user's `config.json` > default.
  *
- * @throws ClawUserError `config_invalid` for a bad config file.
+ * A workspace's `config.json` counts only when the workspace is trusted (TRUST-2: the record has
+ * it as it is, or `overrides.trustWorkspaces`); otherwise only what narrows is taken from it (a
+ * lower limit, a stricter approval or sandbox) and the rest is listed in `ignoredSettings`.
+ *
+ * @throws ClawUserError `config_invalid` for a bad config file; `trust_record_invalid` for a bad
+ *   record of trusted workspaces.
  */
 export async function resolveSettings(options: ResolveSettingsOptions): Promise<Settings> {
-  const file = await readConfigFile(options.workDir);
   const env = options.env ?? {};
   const overrides = options.overrides ?? {};
+  const [workspace, user, trust] = await Promise.all([
+    readConfigFile(options.workDir),
+    readUserConfigFile(env),
+    checkWorkspaceTrust(options.workDir, { env, trustAll: overrides.trustWorkspaces === true }),
+  ]);
   const fromEnv = (name: string): string | undefined => {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value;
   };
+  const defaultApproval = options.defaultApproval ?? 'deny';
+  const model = overrides.model ?? fromEnv('OPENAI_MODEL') ??
+    (trust.trusted ? workspace.model : undefined) ?? user.model ?? defaultSettings.model;
+  const { taken, ignored } = trust.trusted
+    ? { taken: workspace, ignored: [] }
+    : narrowingOnly(workspace, user, {
+        approval: defaultApproval,
+        contextWindowTokens: contextWindowOf(model) ?? defaultSettings.contextWindowTokens,
+      });
+  // The workspace's over the user's; flags and the environment over both.
+  const file: ClawConfig = {
+    ...user,
+    ...taken,
+    prices: { ...user.prices, ...taken.prices },
+    sandbox: { ...user.sandbox, ...taken.sandbox },
+  };
   const pick = <K extends keyof typeof defaultSettings>(key: K): Settings[K] =>
     (overrides[key] ?? file[key as keyof ClawConfig] ?? defaultSettings[key]) as Settings[K];
-  const model = overrides.model ?? fromEnv('OPENAI_MODEL') ?? file.model ?? defaultSettings.model;
+  const allowFiles = overrides.allowFiles ?? file.allowFiles;
   return {
     apiKey: overrides.apiKey ?? fromEnv('OPENAI_API_KEY'),
     baseUrl: overrides.baseUrl ?? fromEnv('OPENAI_BASE_URL') ?? file.baseUrl,
@@ -175,17 +244,91 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
     callTimeoutMs: pick('callTimeoutMs'),
     firstTokenTimeoutMs: pick('firstTokenTimeoutMs'),
     streamIdleTimeoutMs: pick('streamIdleTimeoutMs'),
-    ...(await systemPromptSettings(options, file)),
+    ...(await systemPromptSettings(options, trust.trusted ? workspace : {}, user, env)),
     appendSystemPrompt: overrides.appendSystemPrompt ?? file.appendSystemPrompt,
-    userConfigDir: userConfigDir(env),
+    userConfigDir: userClawFolder(env),
     retries: pick('retries'),
     contextWindowTokens: overrides.contextWindowTokens ?? file.contextWindowTokens ??
       contextWindowOf(model) ?? defaultSettings.contextWindowTokens,
     compactAtRatio: pick('compactAtRatio'),
-    approval: overrides.approval ?? file.approval ?? options.defaultApproval ?? 'deny',
+    approval: overrides.approval ?? file.approval ?? defaultApproval,
     prices: { ...file.prices, ...overrides.prices },
     sandbox: { ...defaultSettings.sandbox, ...file.sandbox, ...overrides.sandbox },
+    ...(allowFiles === undefined ? {} : { allowFiles }),
+    trustWorkspaces: overrides.trustWorkspaces === true,
+    workspaceTrust: trust,
+    ignoredSettings: ignored,
   };
+}
+
+/** Limits where a number ≤ 0 means none (budgets) or 0 means none (timeouts). */
+const limitKeys = [
+  'maxSessionTokens', 'maxRunTokens', 'maxSubagents', 'maxSessionCostUsd', 'maxRunCostUsd',
+  'toolTimeBudgetMs', 'callTimeoutMs', 'firstTokenTimeoutMs', 'streamIdleTimeoutMs',
+] as const;
+
+/** Numbers where less is narrower. */
+const lowerKeys = ['maxTurns', 'retries', 'compactAtRatio', 'contextWindowTokens'] as const;
+
+/** Text for the model only, like the project's `AGENTS.md`, which claw reads anyway. */
+const textKeys = ['appendSystemPrompt'] as const;
+
+const approvalRank: Record<ApprovalMode, number> = { deny: 0, ask: 1, allow: 2 };
+const isolationRank = { required: 0, auto: 1, off: 2 } as const;
+
+/**
+ * What claw takes from an untrusted workspace's `config.json` (TRUST-2): only what narrows what
+ * the model may do or spend, compared with what would hold without the file (the user's settings,
+ * else the defaults). Everything else — where the model is (`baseUrl`), which model, prices, a
+ * system prompt file, a wider approval or sandbox, a higher or no limit — is ignored and listed.
+ */
+function narrowingOnly(
+  workspace: ClawConfig,
+  user: ClawConfig,
+  defaults: { approval: ApprovalMode; contextWindowTokens: number },
+): { taken: ClawConfig; ignored: IgnoredSetting[] } {
+  const taken: Record<string, unknown> = {};
+  const ignored: IgnoredSetting[] = [];
+  const numeric = (key: keyof typeof defaultSettings): number => {
+    if (key === 'contextWindowTokens') return user.contextWindowTokens ?? defaults.contextWindowTokens;
+    return (user[key as keyof ClawConfig] ?? defaultSettings[key]) as number;
+  };
+  for (const [key, value] of Object.entries(workspace) as Array<[keyof ClawConfig, unknown]>) {
+    if (value === undefined) continue;
+    let narrows: boolean;
+    if ((limitKeys as readonly string[]).includes(key)) {
+      const base = numeric(key as (typeof limitKeys)[number]);
+      narrows = (value as number) > 0 && (base <= 0 || (value as number) <= base);
+    } else if ((lowerKeys as readonly string[]).includes(key)) {
+      narrows = (value as number) <= numeric(key as (typeof lowerKeys)[number]);
+    } else if ((textKeys as readonly string[]).includes(key)) {
+      narrows = true;
+    } else if (key === 'approval') {
+      const base = user.approval ?? defaults.approval;
+      narrows = approvalRank[value as ApprovalMode] <= approvalRank[base];
+    } else if (key === 'sandbox') {
+      const sandbox = value as NonNullable<ClawConfig['sandbox']>;
+      const kept: NonNullable<ClawConfig['sandbox']> = {};
+      const base = { ...defaultSettings.sandbox, ...user.sandbox };
+      if (sandbox.isolation !== undefined) {
+        if (isolationRank[sandbox.isolation] <= isolationRank[base.isolation]) {
+          kept.isolation = sandbox.isolation;
+        } else ignored.push({ key: 'sandbox.isolation', value: sandbox.isolation });
+      }
+      if (sandbox.allowNetwork !== undefined) {
+        if (!sandbox.allowNetwork || base.allowNetwork) kept.allowNetwork = sandbox.allowNetwork;
+        else ignored.push({ key: 'sandbox.allowNetwork', value: sandbox.allowNetwork });
+      }
+      if (Object.keys(kept).length > 0) taken.sandbox = kept;
+      continue;
+    } else {
+      // baseUrl, model, prices, systemPromptFile, allowFiles: they need trust.
+      narrows = false;
+    }
+    if (narrows) taken[key] = value;
+    else ignored.push({ key, value });
+  }
+  return { taken: taken, ignored };
 }
 
 /**
@@ -198,14 +341,21 @@ export async function resolveSettings(options: ResolveSettingsOptions): Promise<
  */
 async function systemPromptSettings(
   options: ResolveSettingsOptions,
-  file: ClawConfig,
+  workspace: ClawConfig,
+  user: ClawConfig,
+  env: Env,
 ): Promise<Pick<Settings, 'systemPrompt' | 'systemPromptFile'>> {
   const { workDir } = options;
   const flag = options.overrides?.systemPromptFile;
-  const given = flag ?? file.systemPromptFile;
+  const userFolder = userClawFolder(env) ?? workDir;
+  // Each relative to where it was set: a flag to the current folder, a file to its folder's owner.
+  const [given, where, base] =
+    flag !== undefined ? [flag, '--system-prompt-file', options.cwd ?? workDir]
+      : workspace.systemPromptFile !== undefined
+        ? [workspace.systemPromptFile, `systemPromptFile in ${configPath(workDir)}`, workDir]
+        : [user.systemPromptFile, `systemPromptFile in ${path.join(userFolder, 'config.json')}`, userFolder];
   if (given === undefined) return { systemPrompt: undefined, systemPromptFile: undefined };
-  const where = flag === undefined ? `systemPromptFile in ${configPath(workDir)}` : '--system-prompt-file';
-  const resolved = path.resolve(flag === undefined ? workDir : options.cwd ?? workDir, given);
+  const resolved = path.resolve(base, given);
   const fail = (problem: string, cause?: unknown): never => {
     throw new ClawUserError(
       `the system prompt file ${resolved} (${where}) ${problem}; fix it, or leave the setting out ` +
@@ -230,15 +380,6 @@ async function systemPromptSettings(
   }
   if (text.trim() === '') return fail('is empty');
   return { systemPrompt: text, systemPromptFile: resolved };
-}
-
-/** `$XDG_CONFIG_HOME/claw`, else `$HOME/.config/claw`; undefined without either. */
-function userConfigDir(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const xdg = env.XDG_CONFIG_HOME;
-  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(xdg, 'claw');
-  const home = env.HOME;
-  if (home === undefined || home === '') return undefined;
-  return path.join(home, '.config', 'claw');
 }
 
 /** The environment variables bash commands may see; no other (no secret) ever reaches them. */

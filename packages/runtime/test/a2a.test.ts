@@ -1,5 +1,6 @@
-// delegate_agent through the runtime (A2A-1, RT-2): offered in a workspace with .claw/a2a.json,
-// behind the approval gate, and counted against the run's tool time budget (BUD-4).
+// delegate_agent through the runtime (A2A-1, RT-2): offered in a trusted workspace with
+// .claw/a2a.json (TRUST-2; untrusted ones are in factory-trust.test.ts), behind the approval gate,
+// and counted against the run's tool time budget (BUD-4).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createDelegateTool, loadA2aConfig } from '@claw/a2a';
@@ -43,13 +44,13 @@ async function workspaceWithPeers(peers: Record<string, unknown>): Promise<strin
 }
 
 describe('delegate_agent in the runtime', () => {
-  it('is offered where .claw/a2a.json exists, asks the gate, and returns the remote report', async () => {
+  it('is offered where a trusted .claw/a2a.json exists, asks the gate, and returns the remote report', async () => {
     const agent = await echo('complete');
     const workDir = await workspaceWithPeers({ echo: { url: agent.url } });
     const { factory, provider } = scriptedFactory([
       { toolCalls: [{ id: 'd1', name: 'delegate_agent', arguments: { message: 'summarise', peer: 'echo' } }] },
       { text: 'done' },
-    ], { settings: settings({ approval: 'ask' }) });
+    ], { settings: settings({ approval: 'ask', trustWorkspaces: true }) });
     const asked: string[] = [];
     const runtime = await factory.createRuntime({
       workDir,

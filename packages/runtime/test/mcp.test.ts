@@ -1,5 +1,7 @@
 // MCP through the whole runtime (MCP-1..5, RT-2): a workspace's .claw/mcp.json, the factory's
-// connections, the engine's model requests and tool calls, the approval gate, close().
+// connections, the engine's model requests and tool calls, the approval gate, close(). The
+// workspaces here are trusted (`trustWorkspaces`, as `--trust-workspace`): an untrusted one's
+// servers are never started (TRUST-2, see factory-trust.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -58,6 +60,10 @@ async function startHttp(script: string): Promise<string> {
   });
   return `http://127.0.0.1:${port}/mcp`;
 }
+
+/** Settings that trust every workspace's `.claw/mcp.json` (TRUST-2), else as `settings()`. */
+const trusted = (overrides: Parameters<typeof settings>[0] = {}) =>
+  settings({ trustWorkspaces: true, ...overrides });
 
 /** Answers every question with allow_once and keeps what was asked. */
 function recordingHandler(): { handler: ApprovalHandler; asked: ApprovalPrompt[] } {
@@ -121,7 +127,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s through the
         requests.push(request);
         return { text: 'done' };
       },
-    ], { settings: settings({ approval: 'ask' }) });
+    ], { settings: trusted({ approval: 'ask' }) });
     const { handler, asked } = recordingHandler();
     const runtime = await factory.createRuntime({ workDir, approvalHandler: handler });
     const result = await runtime.start('use the everything server').wait();
@@ -156,7 +162,7 @@ describe('server-filesystem (stdio) through the engine', () => {
       { toolCalls: [{ id: 'r', name: 'mcp_fs_read_text_file', arguments: { path: path.join(allowed, 'a.txt') } }] },
       { toolCalls: [{ id: 'x', name: 'mcp_fs_read_text_file', arguments: { path: path.join(workDir, 'secret.txt') } }] },
       { text: 'done' },
-    ]);
+    ], { settings: trusted() });
     const runtime = await factory.createRuntime({ workDir });
     expect((await runtime.start('files').wait()).status).toBe('completed');
     expect(await readFile(path.join(allowed, 'a.txt'), 'utf8')).toBe('written by claw');
@@ -182,7 +188,7 @@ describe('MCP in the runtime', () => {
         return { toolCalls: [{ id: 'c2', name: 'mcp_test_added_tool', arguments: {} }] };
       },
       { text: 'done' },
-    ]);
+    ], { settings: trusted() });
     const runtime = await factory.createRuntime({ workDir });
     const result = await runtime.start('add a tool, then use it').wait();
     expect(result.error).toBeUndefined();
@@ -200,7 +206,10 @@ describe('MCP in the runtime', () => {
       { toolCalls: [{ id: 'c2', name: 'mcp_test_crash', arguments: {} }] },
       { toolCalls: [{ id: 'c3', name: 'mcp_test_alpha', arguments: {} }] },
       { text: 'gave up on it' },
-    ], { mcp: { onWarning: (warning) => warnings.push(warning), reconnect: { initialDelayMs: 60_000 } } });
+    ], {
+      settings: trusted(),
+      mcp: { onWarning: (warning) => warnings.push(warning), reconnect: { initialDelayMs: 60_000 } },
+    });
     const runtime = await factory.createRuntime({ workDir });
     const result = await runtime.start('try the test server').wait();
     expect(result.status).toBe('completed');
@@ -223,7 +232,7 @@ describe('MCP in the runtime', () => {
           arguments: { duration: 600, steps: 6000 },
         }],
       },
-    ]);
+    ], { settings: trusted() });
     const runtime = await factory.createRuntime({ workDir });
     const progress: ToolProgressReport[] = [];
     let firstProgress: () => void = () => undefined;
@@ -253,7 +262,7 @@ describe('MCP in the runtime', () => {
   it('connections are opened lazily: nothing starts before a runtime (or mcpServers) needs them', async () => {
     const log = path.join(await tempWorkspace(), 'server.log');
     const workDir = await workspaceWith({ test: { command: process.execPath, args: [testServer, '--log', log] } });
-    const { factory } = scriptedFactory([]);
+    const { factory } = scriptedFactory([], { settings: trusted() });
     await factory.isolation();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(existsSync(log)).toBe(false);
@@ -279,13 +288,17 @@ describe('MCP in the runtime', () => {
     const workDir = await workspaceWith({
       remote: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
     });
-    const { factory } = scriptedFactory([]);
+    const { factory } = scriptedFactory([], { settings: trusted() });
     const error = await factory.createRuntime({ workDir }).catch((caught: unknown) => caught);
     expect(isUserError(error)).toBe(true);
     expect((error as Error).message).toContain('MCP server "remote": headers.Authorization uses ${REMOTE_TOKEN}');
     expect(factory.openSessions).toBe(0);
     // Fixed: read again.
-    const fixed = scriptedFactory([], { env: { REMOTE_TOKEN: 't' }, mcp: { enabled: true } }).factory;
+    const fixed = scriptedFactory([], {
+      settings: trusted(),
+      env: { REMOTE_TOKEN: 't' },
+      mcp: { enabled: true },
+    }).factory;
     expect(await fixed.mcpServers(workDir)).toBeDefined();
   });
 
@@ -294,7 +307,7 @@ describe('MCP in the runtime', () => {
       everything: { command: process.execPath, args: [everythingBin] },
       test: { command: process.execPath, args: [testServer] },
     });
-    const { factory } = scriptedFactory([{ text: 'a' }, { text: 'b' }]);
+    const { factory } = scriptedFactory([{ text: 'a' }, { text: 'b' }], { settings: trusted() });
     const one = await factory.createRuntime({ workDir, sessionId: 'one' });
     const two = await factory.createRuntime({ workDir, sessionId: 'two' });
     await one.start('a').wait();

@@ -3,20 +3,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClawError } from '@claw/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandEnvironment, defaultSettings, resolveSettings } from '../src/index.js';
+import { commandEnvironment, defaultSettings, resolveSettings, trustWorkspace } from '../src/index.js';
 
 describe('resolveSettings (flag > environment > config file > default)', () => {
   let workDir: string;
+  let configHome: string;
   beforeEach(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'claw-settings-'));
+    configHome = await mkdtemp(join(tmpdir(), 'claw-settings-home-'));
   });
   afterEach(async () => {
     await rm(workDir, { recursive: true, force: true });
+    await rm(configHome, { recursive: true, force: true });
   });
 
   async function config(value: unknown) {
     await mkdir(join(workDir, '.claw'), { recursive: true });
     await writeFile(join(workDir, '.claw/config.json'), typeof value === 'string' ? value : JSON.stringify(value));
+  }
+
+  /** An environment whose user claw folder (and record of trusted workspaces) is a temporary one. */
+  const userEnv = (extra: Record<string, string> = {}) => ({ XDG_CONFIG_HOME: configHome, ...extra });
+
+  /** Writes the workspace's config.json and trusts it as written (TRUST-2), as `claw trust` does. */
+  async function trustedConfig(value: unknown) {
+    await config(value);
+    await trustWorkspace(workDir, { env: userEnv() });
   }
 
   it('uses the defaults when nothing is set', async () => {
@@ -58,8 +70,8 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
 
   it('reads the system prompt file: the flag\'s relative to cwd, the config file\'s to the workspace (REAL-1)', async () => {
     await writeFile(join(workDir, 'mine.md'), 'You are my agent.\n');
-    await config({ systemPromptFile: 'mine.md', appendSystemPrompt: 'Answer in French.' });
-    const fromFile = await resolveSettings({ workDir });
+    await trustedConfig({ systemPromptFile: 'mine.md', appendSystemPrompt: 'Answer in French.' });
+    const fromFile = await resolveSettings({ workDir, env: userEnv() });
     expect(fromFile).toMatchObject({
       systemPrompt: 'You are my agent.\n',
       systemPromptFile: join(workDir, 'mine.md'),
@@ -85,7 +97,9 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
 
   it('names a system prompt file that cannot be used, and what to do', async () => {
     await config({ systemPromptFile: 'missing.md' });
-    const missing = await resolveSettings({ workDir }).catch((caught: unknown) => caught);
+    // Used (and so read) only from a trusted workspace: here `--trust-workspace`.
+    const missing = await resolveSettings({ workDir, overrides: { trustWorkspaces: true } })
+      .catch((caught: unknown) => caught);
     expect((missing as ClawError).code).toBe('config_invalid');
     expect((missing as Error).message).toMatch(/system prompt file .*missing\.md \(systemPromptFile in .*config\.json\) cannot be read \(ENOENT\)/);
     await writeFile(join(workDir, 'empty.md'), '  \n');
@@ -109,9 +123,9 @@ describe('resolveSettings (flag > environment > config file > default)', () => {
     expect((await resolveSettings({ workDir, env: {} })).userConfigDir).toBeUndefined();
   });
 
-  it('orders the sources: flag > environment > file > default', async () => {
-    await config({ model: 'from-file', baseUrl: 'http://127.0.0.1:1/v1', maxTurns: 7, approval: 'allow', retries: 5 });
-    const env = { OPENAI_MODEL: 'from-env', OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: '' };
+  it('orders the sources: flag > environment > (trusted) file > default', async () => {
+    await trustedConfig({ model: 'from-file', baseUrl: 'http://127.0.0.1:1/v1', maxTurns: 7, approval: 'allow', retries: 5 });
+    const env = userEnv({ OPENAI_MODEL: 'from-env', OPENAI_API_KEY: 'sk-env', OPENAI_BASE_URL: '' });
     const fromFileAndEnv = await resolveSettings({ workDir, env });
     expect(fromFileAndEnv).toMatchObject({
       model: 'from-env',
