@@ -2,6 +2,7 @@
 // claw-server started as child processes (and stopped by their pid), memory and CPU read from
 // /proc (Linux), a WebSocket client of the channel protocol, and the kernel's view of a socket.
 import { execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -125,8 +126,9 @@ export async function workspaceIn(folder, files) {
 /**
  * The built claw-server on 127.0.0.1 (ports chosen by the OS) in a fresh workspace, on the fake
  * model, with its defaults otherwise (file sessions, tool journal, audit log, traces; approval
- * `ask`: read_file is safe and never asks). Its token is the one it generates and writes to
- * `<workdir>/.claw/server.json`. `workDir`: a workspace to share with other servers instead.
+ * `ask`: read_file is safe and never asks). Its token is given (CLAW_SERVER_TOKEN), one for each
+ * server: so it is known without reading a file, also when servers share a workspace and with a
+ * build to compare against. `workDir`: a workspace to share with other servers instead.
  */
 /** Node options for every claw-server started (`BENCH_SERVER_NODE_ARGS`, space-separated). */
 const serverNodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '')
@@ -139,6 +141,7 @@ export async function startServer({
   const folder = await tempFolder('claw-bench-server-');
   const workDir = shared ?? (await workspaceIn(folder, files));
   const portFile = path.join(folder, 'ports.json');
+  const token = randomBytes(32).toString('hex');
   const child = track(
     spawn(
       process.execPath,
@@ -154,6 +157,7 @@ export async function startServer({
           OPENAI_BASE_URL: baseURL,
           OPENAI_API_KEY: 'bench',
           OPENAI_MODEL: 'bench-model',
+          CLAW_SERVER_TOKEN: token,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -171,11 +175,10 @@ export async function startServer({
     ports = await readFile(portFile, 'utf8').then(JSON.parse, () => undefined);
     if (ports === undefined) await sleep(20);
   }
-  const record = JSON.parse(await readFile(path.join(workDir, '.claw', 'server.json'), 'utf8'));
   return {
     pid: child.pid,
     http: ports.http,
-    token: record.token,
+    token,
     workDir,
     output: () => output,
     /** Ends it at once (a crash); resolves once it is gone. */

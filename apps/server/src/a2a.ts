@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { A2aJsonRpcServer, InboundOutcome, InboundRun, InboundRunner, InboundTask } from '@claw/a2a/server';
+import type {
+  A2aJsonRpcServer,
+  InboundOutcome,
+  InboundRun,
+  InboundRunner,
+  InboundTask,
+  InboundTaskClock,
+  InboundTaskLimit,
+  InboundTaskStore,
+} from '@claw/a2a/server';
 import type { ApprovalAnswer, ApprovalHandler } from '@claw/approval';
 import { abortReason, errorMessage, type Reporter } from '@claw/core';
 import type { Task } from '@claw/runtime';
 import { sendJson } from './http-replies.js';
 import type { ServerSessions } from './sessions.js';
+
+type AgentCard = A2aJsonRpcServer['card'];
 
 /** Who denies an inbound task's question (shown as `by` in `approval_resolved`). */
 export const inboundDenier = 'claw-server (A2A: no operator answered)';
@@ -24,6 +35,14 @@ export interface A2aEndpointsOptions {
   approvalTimeoutMs: number;
   /** Timers of the approval timeout (tests drive them). */
   setTimer?: (callback: () => void, ms: number) => () => void;
+  /** The most inbound tasks that run at once (TRUST-6); default 8. */
+  maxTasks?: number;
+  /** How long a finished inbound task stays answerable by `GetTask`; default 24 h. */
+  taskRetentionMs?: number;
+  /** The most finished inbound tasks remembered, the oldest forgotten first; default 10,000. */
+  maxRememberedTasks?: number;
+  /** The time of the task store (tests drive it); default the real one. */
+  taskClock?: InboundTaskClock;
 }
 
 /**
@@ -34,10 +53,17 @@ export interface A2aEndpointsOptions {
  * that would ask goes to the session's controllers as an approval request and is denied when
  * none is connected, or when nobody answers within the approval timeout — never allowed by
  * default. The A2A SDK is loaded on the first A2A request only.
+ *
+ * One task store and one limit on inbound tasks serve every address the server is reached at
+ * (TRUST-6): only the agent card differs by the Host the client used (it names the endpoint
+ * there). Both ways in (JSON-RPC and the envelope) share the limit.
  */
 export class A2aEndpoints {
   private readonly options: A2aEndpointsOptions;
-  private readonly servers = new Map<string, Promise<A2aJsonRpcServer>>();
+  private readonly cards = new Map<string, AgentCard>();
+  private inbound: Promise<{ tasks: InboundTaskStore; limit: InboundTaskLimit }> | undefined;
+  private jsonRpc: Promise<A2aJsonRpcServer> | undefined;
+  private closed = false;
 
   constructor(options: A2aEndpointsOptions) {
     this.options = options;
@@ -45,9 +71,9 @@ export class A2aEndpoints {
 
   /** `GET /.well-known/agent-card.json` (v1.0 JSON) and `GET /a2a/agent-card` (in the envelope). */
   async card(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
-    const server = await this.server(request);
+    const card = await this.agentCard(request);
     const { agentCardJson } = await import('@claw/a2a/server');
-    const json = await agentCardJson(server.card);
+    const json = await agentCardJson(card);
     if (path === '/a2a/agent-card') return sendJson(response, 200, { code: 0, message: 'ok', data: json });
     return sendJson(response, 200, json);
   }
@@ -60,6 +86,13 @@ export class A2aEndpoints {
     }
     if (path === '/a2a') return (await this.server(request)).handle(request, response, body);
     return this.envelope(request, response, body);
+  }
+
+  /** Forgets the inbound tasks and stops the store's timer (the server stops). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const inbound = await this.inbound?.catch(() => undefined);
+    inbound?.tasks.close();
   }
 
   private async envelope(
@@ -80,6 +113,11 @@ export class A2aEndpoints {
         data: null,
       });
     }
+    const { limit } = await this.inboundTasks();
+    const slot = limit.tryAcquire();
+    if (slot === undefined) {
+      return sendJson(response, 503, { code: 503, message: limit.refusal(), data: null });
+    }
     const taskId = randomUUID();
     let run: InboundRun;
     try {
@@ -88,6 +126,7 @@ export class A2aEndpoints {
         { onProgress: () => undefined },
       );
     } catch (error) {
+      slot.release();
       return sendJson(response, 500, { code: 500, message: `claw could not start the task: ${errorMessage(error)}`, data: null });
     }
     // A caller that goes away (its delegate call was canceled) cancels the task.
@@ -95,7 +134,7 @@ export class A2aEndpoints {
       if (!response.writableEnded) run.cancel(new Error('the envelope client went away'));
     };
     response.on('close', onClose);
-    const outcome = await run.done;
+    const outcome = await run.done.finally(() => slot.release());
     response.off('close', onClose);
     if (response.destroyed) return;
     sendJson(response, 200, {
@@ -105,29 +144,64 @@ export class A2aEndpoints {
     });
   }
 
+  /** The task store and the limit, made on the first A2A request. */
+  private inboundTasks(): Promise<{ tasks: InboundTaskStore; limit: InboundTaskLimit }> {
+    if (this.inbound !== undefined) return this.inbound;
+    this.inbound = (async () => {
+      const { InboundTaskLimit, InboundTaskStore } = await import('@claw/a2a/server');
+      const { maxTasks, taskRetentionMs, maxRememberedTasks, taskClock } = this.options;
+      const tasks = new InboundTaskStore({
+        ...(taskRetentionMs === undefined ? {} : { retentionMs: taskRetentionMs }),
+        ...(maxRememberedTasks === undefined ? {} : { maxFinished: maxRememberedTasks }),
+        ...(taskClock === undefined ? {} : { clock: taskClock }),
+      });
+      if (this.closed) tasks.close();
+      return { tasks, limit: new InboundTaskLimit(maxTasks) };
+    })();
+    const made = this.inbound;
+    made.catch(() => {
+      if (this.inbound === made) this.inbound = undefined;
+    });
+    return made;
+  }
+
+  /** The JSON-RPC server of every origin (its card only says what the protocol needs). */
   private server(request: IncomingMessage): Promise<A2aJsonRpcServer> {
-    // The card names the endpoint at the address the client used (the Host was checked).
-    const origin = `http://${request.headers.host ?? '127.0.0.1'}`;
-    let made = this.servers.get(origin);
-    if (made === undefined) {
-      made = (async () => {
-        const { clawAgentCard, createA2aJsonRpcServer } = await import('@claw/a2a/server');
+    if (this.jsonRpc === undefined) {
+      const made = (async () => {
+        const { createA2aJsonRpcServer } = await import('@claw/a2a/server');
+        const { tasks, limit } = await this.inboundTasks();
         return createA2aJsonRpcServer({
-          card: clawAgentCard({
-            name: 'claw',
-            description:
-              'A coding agent: give it a task in its workspace; it reads, writes and runs code and ' +
-              'reports back. Tools that need permission wait for an operator in the claw console.',
-            version: this.options.version,
-            url: `${origin}/a2a`,
-          }),
+          card: await this.agentCard(request),
           runner: this.runner,
+          tasks,
+          limit,
         });
       })();
-      this.servers.set(origin, made);
-      made.catch(() => this.servers.delete(origin));
+      this.jsonRpc = made;
+      made.catch(() => {
+        if (this.jsonRpc === made) this.jsonRpc = undefined;
+      });
     }
-    return made;
+    return this.jsonRpc;
+  }
+
+  /** The card at the address the client used (the Host was checked), naming the endpoint there. */
+  private async agentCard(request: IncomingMessage): Promise<AgentCard> {
+    const origin = `http://${request.headers.host ?? '127.0.0.1'}`;
+    const known = this.cards.get(origin);
+    if (known !== undefined) return known;
+    const { clawAgentCard } = await import('@claw/a2a/server');
+    const card = clawAgentCard({
+      name: 'claw',
+      description:
+        'A coding agent: give it a task in its workspace; it reads, writes and runs code and ' +
+        'reports back. Tools that need permission wait for an operator in the claw console.',
+      version: this.options.version,
+      url: `${origin}/a2a`,
+    });
+    this.cards.set(origin, card);
+    return card;
   }
 
   private readonly runner: InboundRunner = {

@@ -9,8 +9,6 @@ import {
   ClawUserError,
   errnoCode,
   errorMessage,
-  prepareStateFolder,
-  stateFolderName,
   writeFileAtomically,
 } from '@claw/core';
 import {
@@ -18,6 +16,7 @@ import {
   createFileTracing,
   resolveSettings,
   resolveWorkDir,
+  untrustedNotice,
   type Settings,
   type Tracing,
 } from '@claw/runtime';
@@ -25,6 +24,7 @@ import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
 import type { PgSessionLog, PgSessions } from '@claw/session-store-pg';
 import { storeFlag, type ServeOptions } from './args.js';
 import { ClawServer, type ServerAddress } from './server.js';
+import { removeServerFiles, serverFiles, writeServerFiles } from './server-files.js';
 import { isLoopback, urlHost } from './security.js';
 
 /** What serving takes from the process (`main.ts` passes the real ones). */
@@ -61,7 +61,8 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
   let server: ClawServer | undefined;
   let factory: RuntimeFactory | undefined;
   let shared: PgSessions | undefined;
-  const serverFile = path.join(first, stateFolderName, 'server.json');
+  // The token is kept outside the workspace, where the model's file tools cannot read it (TRUST-4).
+  const files = await serverFiles({ workspace: first, env: io.env });
   try {
     const settings = await resolveSettings({
       workDir: first,
@@ -97,6 +98,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       // A workspace's MCP server that is skipped, drops or comes back (MCP-5).
       mcp: { onWarning: (warning, workDir) => io.err(`mcp (${workDir}): ${warning.message}`) },
     });
+    await logUntrusted(factory, workspaces, settings, io);
     const isolation = factory.isolation();
     isolation.catch(() => undefined);
     if (settings.sandbox.isolation === 'required') await isolation;
@@ -111,7 +113,11 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       idleTimeoutMs: options.idleTimeoutMs,
       // Sessions another instance owns are served here too, through the store (SCALE-4).
       ...(shared === undefined ? {} : { relay: { log: shared.log } }),
-      a2a: { approvalTimeoutMs: options.a2aApprovalTimeoutMs },
+      a2a: {
+        approvalTimeoutMs: options.a2aApprovalTimeoutMs,
+        maxTasks: options.a2aMaxTasks,
+        taskRetentionMs: options.a2aTaskRetentionMs,
+      },
       // Left out of the listings, its id kept from new sessions: said, not hidden.
       onUnreadableSession: (session) =>
         io.err(`claw-server: a stored session cannot be read and is not listed: ${session.reason}`),
@@ -122,20 +128,17 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       throw listenError(error, options);
     });
     listening = true;
-    const record = {
-      ...(given === undefined ? { token } : {}),
-      tcp: address.tcp,
-      http: address.http,
-      pid: process.pid,
-    };
-    await prepareStateFolder(fs, path.dirname(serverFile));
-    await writeFileAtomically(fs, serverFile, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+    await writeServerFiles(files, {
+      ...address,
+      ...(given === undefined ? { generated: token } : {}),
+    });
     if (options.portFile !== undefined) {
       const portFile = path.resolve(io.cwd, options.portFile);
       const ports = { tcp: address.tcp, http: address.http, pid: process.pid };
       await writeFileAtomically(fs, portFile, `${JSON.stringify(ports)}\n`, { mode: 0o644 });
     }
-    const announcement = { address, settings, workspaces, token, serverFile, options };
+    const { tokenFile } = files;
+    const announcement = { address, settings, workspaces, token, tokenFile, options };
     announce(io, { ...announcement, given: given !== undefined });
     void isolation.then(
       (spawner) => io.err(`bash: ${spawner.description}`),
@@ -153,7 +156,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
     if (server === undefined) await factory?.close();
     await shared?.close().catch((error: unknown) => io.err(`store: ${errorMessage(error)}`));
     await tracing?.shutdown().catch(() => undefined);
-    await removeServerFile(serverFile);
+    await removeServerFiles(files);
     // A demo workspace made for a server that never listened holds nothing of anyone's.
     if (demo !== undefined && !listening) await removeDemoWorkspace(demo, io);
   }
@@ -318,13 +321,36 @@ function listenError(error: unknown, options: ServeOptions): unknown {
   return error;
 }
 
+/**
+ * The server never asks whether to trust a workspace (TRUST-3): it logs, for each workspace that
+ * is not trusted, which of its own settings it did not use and how to trust it.
+ */
+async function logUntrusted(
+  factory: RuntimeFactory,
+  workspaces: readonly string[],
+  settings: Settings,
+  io: ServeIo,
+): Promise<void> {
+  for (const [index, root] of workspaces.entries()) {
+    // The first workspace's config.json gave the settings; the others' only MCP and A2A.
+    const trust = index === 0 && settings.workspaceTrust !== undefined
+      ? settings.workspaceTrust
+      : await factory.workspaceTrust(root);
+    const ignored = index === 0 ? settings.ignoredSettings ?? [] : [];
+    const how = `run \`claw trust --workdir ${root}\` or start claw-server with --trust-workspace ` +
+      'to use them';
+    const notice = untrustedNotice(trust, ignored, how);
+    if (notice !== undefined) io.err(`claw-server: ${root}: ${notice}`);
+  }
+}
+
 interface Announcement {
   address: ServerAddress;
   settings: Settings;
   workspaces: readonly string[];
   token: string;
   given: boolean;
-  serverFile: string;
+  tokenFile: string;
   options: ServeOptions;
 }
 
@@ -336,21 +362,16 @@ function announce(io: ServeIo, what: Announcement): void {
   io.out(`workspace${what.workspaces.length === 1 ? '' : 's'}: ${what.workspaces.join(', ')}`);
   io.out(`tcp:       ${host}:${address.tcp} (JSON lines)`);
   io.out(`websocket: ws://${host}:${address.http}/ws`);
-  io.out(`console:   http://${host}:${address.http}/#token=${what.token}`);
+  // A token the operator set is never printed (TRUST-4): they know it, and output ends up in logs.
   io.out(
     what.given
-      ? 'token:     the one you gave'
-      : `token:     generated, in ${what.serverFile} (mode 0600)`,
+      ? `console:   http://${host}:${address.http}/ (add #token=<your token>)`
+      : `console:   http://${host}:${address.http}/#token=${what.token}`,
+  );
+  io.out(
+    what.given
+      ? 'token:     the one you gave (--token-file or CLAW_SERVER_TOKEN), not printed'
+      : `token:     generated, in ${what.tokenFile} (mode 0600)`,
   );
   io.out(`Stop with Ctrl-C or SIGTERM (running tasks get ${options.shutdownGraceMs} ms to finish).`);
-}
-
-/** Removes `.claw/server.json` when it still describes this process. */
-async function removeServerFile(file: string): Promise<void> {
-  try {
-    const record = JSON.parse(await readFile(file, 'utf8')) as { pid?: unknown };
-    if (record.pid === process.pid) await rm(file, { force: true });
-  } catch {
-    // Not written (the server did not start) or not ours any more.
-  }
 }

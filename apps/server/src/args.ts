@@ -30,6 +30,10 @@ export interface ServeOptions {
    * (A2A-2); 0 denies at once.
    */
   a2aApprovalTimeoutMs: number;
+  /** How many inbound A2A tasks run at once; more are refused (TRUST-6). */
+  a2aMaxTasks: number;
+  /** How long a finished inbound A2A task stays answerable by `GetTask` (TRUST-6). */
+  a2aTaskRetentionMs: number;
   /** The settings the flags set (`--model`, `--approval`, budgets, timeouts). */
   overrides: SettingOverrides;
   /**
@@ -58,6 +62,8 @@ export const serveDefaults = {
   shutdownGraceMs: 10_000,
   idleTimeoutMs: 30 * 60_000,
   a2aApprovalTimeoutMs: 60_000,
+  a2aMaxTasks: 8,
+  a2aTaskRetention: '24h',
   leaseMs: 10_000,
   leaseRenewMs: 3_000,
 } as const;
@@ -77,6 +83,8 @@ const parseOptions = {
   demo: { type: 'boolean' },
   'shutdown-grace-ms': { type: 'string' },
   'a2a-approval-timeout-ms': { type: 'string' },
+  'a2a-max-tasks': { type: 'string' },
+  'a2a-task-retention': { type: 'string' },
   'idle-timeout-ms': { type: 'string' },
   store: { type: 'string' },
   'lease-ms': { type: 'string' },
@@ -146,6 +154,15 @@ export function parseServerArgs(argv: readonly string[]): ServerCommand {
         'a2a-approval-timeout-ms',
         serveDefaults.a2aApprovalTimeoutMs,
       ),
+      a2aMaxTasks: wholeNumberFlag(
+        'a2a-max-tasks',
+        stringFlag(flags, 'a2a-max-tasks') ?? String(serveDefaults.a2aMaxTasks),
+        1,
+      ),
+      a2aTaskRetentionMs: durationFlag(
+        'a2a-task-retention',
+        stringFlag(flags, 'a2a-task-retention') ?? serveDefaults.a2aTaskRetention,
+      ),
       overrides: readSettingFlags(flags),
       store: storeFlag(stringFlag(flags, 'store'), '--store'),
       lease: leaseFlags(flags),
@@ -210,6 +227,31 @@ function port(values: FlagValues, flag: string, fallback: number): number {
 function milliseconds(values: FlagValues, flag: string, fallback: number): number {
   const text = stringFlag(values, flag);
   return text === undefined ? fallback : wholeNumberFlag(flag, text, 0);
+}
+
+const durationUnits: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 60 * 60_000,
+  d: 24 * 60 * 60_000,
+};
+
+/**
+ * A duration such as `24h`, `90m`, `30s`, `500ms` or `7d`: a whole number and a unit, in ms.
+ *
+ * @throws ClawUserError `usage` for anything else (a bare number too: its unit would be a guess).
+ */
+export function durationFlag(flag: string, text: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  const value = match === null ? Number.NaN : Number(match[1]) * (durationUnits[match[2] ?? ''] ?? Number.NaN);
+  if (!Number.isSafeInteger(value)) {
+    throw usage(
+      `--${flag} needs a duration: a whole number and one of the units ms, s, m, h, d, ` +
+      `got "${text}"; e.g. --${flag} 24h or --${flag} 90m`,
+    );
+  }
+  return value;
 }
 
 function fileFlag(values: FlagValues, flag: string): string | undefined {

@@ -127,7 +127,8 @@ function guard(
       response,
       401,
       'unauthorized',
-      'send the server token as "Authorization: Bearer <token>" (see .claw/server.json)',
+      'send the server token as "Authorization: Bearer <token>": the one given to claw-server, ' +
+      'or the generated one, in the file that "token_file" in <workdir>/.claw/server.json names',
       { 'WWW-Authenticate': 'Bearer' },
     );
     return false;

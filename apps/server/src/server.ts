@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer } from 'node:net';
 import path from 'node:path';
+import type { InboundTaskClock } from '@claw/a2a/server';
 import type { RuntimeFactory } from '@claw/runtime';
 import type { SessionRelay } from '@claw/session-store';
 import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
@@ -41,11 +42,21 @@ export interface ClawServerOptions {
   /** What `welcome` says the server is. */
   version: string;
   /**
-   * claw as an A2A agent (A2A-2, A2A-3): how long a tool call of an inbound task waits for an
-   * operator's answer before it is denied (default 60 s; with no controller connected it is
-   * denied at once), and the timers (tests drive them).
+   * claw as an A2A agent (A2A-2, A2A-3, TRUST-6): how long a tool call of an inbound task waits
+   * for an operator's answer before it is denied (default 60 s; with no controller connected it
+   * is denied at once), and the timers (tests drive them); how many inbound tasks run at once
+   * (default 8; more are refused), how long a finished one stays answerable by `GetTask`
+   * (default 24 h), how many finished ones are remembered at most (default 10,000), and the
+   * time of the task store (tests drive it).
    */
-  a2a?: { approvalTimeoutMs?: number; setTimer?: (callback: () => void, ms: number) => () => void };
+  a2a?: {
+    approvalTimeoutMs?: number;
+    setTimer?: (callback: () => void, ms: number) => () => void;
+    maxTasks?: number;
+    taskRetentionMs?: number;
+    maxRememberedTasks?: number;
+    taskClock?: InboundTaskClock;
+  };
 }
 
 /** Where the server listens, once it does. */
@@ -77,6 +88,7 @@ export class ClawServer {
   private readonly websocket: WebSocketTransport;
   private readonly tcpServer: TcpServer;
   private readonly httpServer: HttpServer;
+  private readonly a2a: A2aEndpoints;
   private policy: OriginPolicy | undefined;
   private address: ServerAddress | undefined;
   private stopping: Promise<void> | undefined;
@@ -109,6 +121,15 @@ export class ClawServer {
       return this.policy;
     };
     this.websocket = new WebSocketTransport({ hub: this.hub, policy, token: options.token });
+    const { approvalTimeoutMs, ...a2a } = options.a2a ?? {};
+    this.a2a = new A2aEndpoints({
+      ...a2a,
+      sessions: this.sessions,
+      hasController: (sessionId) => this.hub.hasController(sessionId),
+      workDir: workspaces[0] ?? path.resolve('.'),
+      version: options.version,
+      approvalTimeoutMs: approvalTimeoutMs ?? defaultA2aApprovalTimeoutMs,
+    });
     this.tcpServer = createTcpServer((socket) => serveTcpSocket(socket, this.hub));
     this.httpServer = createHttpServer(
       createHttpRoutes({
@@ -118,14 +139,7 @@ export class ClawServer {
         sessions: () => this.sessions.welcome(),
         unreadableSessions: () => this.sessions.unreadableSessions(),
         consoleDir: options.consoleDir,
-        a2a: new A2aEndpoints({
-          sessions: this.sessions,
-          hasController: (sessionId) => this.hub.hasController(sessionId),
-          workDir: workspaces[0] ?? path.resolve('.'),
-          version: options.version,
-          approvalTimeoutMs: options.a2a?.approvalTimeoutMs ?? defaultA2aApprovalTimeoutMs,
-          ...(options.a2a?.setTimer === undefined ? {} : { setTimer: options.a2a.setTimer }),
-        }),
+        a2a: this.a2a,
       }),
     );
     // Slow or silent HTTP clients do not hold sockets for long (a WebSocket is not affected).
@@ -212,6 +226,7 @@ export class ClawServer {
     await this.hub.flush(2000);
     await this.hub.closeAll({ code: 'server_stopping', message: 'the server stopped' });
     await this.sessions.close();
+    await this.a2a.close();
     await this.options.factory.close();
     this.websocket.close();
     this.httpServer.closeAllConnections();

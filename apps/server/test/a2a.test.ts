@@ -301,7 +301,8 @@ describe('claw → claw', () => {
     const store = new MemorySessionManager();
     const provider = new ScriptedProvider(steps);
     const factory = new RuntimeFactory({
-      settings: settings({ approval: 'allow' }),
+      // The workspace's a2a.json is used only when it is trusted (TRUST-2).
+      settings: settings({ approval: 'allow', trustWorkspaces: true }),
       provider,
       spawner: plainCommandSpawner(),
       sessions: { open: (id, open) => store.open(id, open), list: () => store.list() },

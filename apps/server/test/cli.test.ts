@@ -8,6 +8,7 @@ import { FileSessionManager } from '@claw/session-store';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServerArgs, serveDefaults } from '../src/args.js';
+import { serverFiles } from '../src/server-files.js';
 import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
 import { ServerProcess, killServers, processesWith, serverEnv } from './process.js';
 
@@ -63,20 +64,23 @@ describe('the claw-server command line (CH-12)', () => {
     }
   });
 
-  it('--demo listens on the ports it reports, writes the token 0600, and serves a task to a WebSocket client', async () => {
+  it('--demo listens on the ports it reports, keeps the token outside the workspace, and serves a task to a WebSocket client', async () => {
     const cwd = await folder();
     const workDir = await folder();
     const portFile = path.join(cwd, 'ports.json');
+    const env = serverEnv();
     const server = new ServerProcess(
       ['--demo', '--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile],
-      { env: serverEnv(), cwd },
+      { env, cwd },
     );
     const ports = await server.ports(portFile);
     expect(ports.pid).toBe(server.child.pid);
     await writeFile(path.join(workDir, 'README.md'), '# demo\n');
     const record = JSON.parse(await readFile(path.join(workDir, '.claw', 'server.json'), 'utf8')) as Record<string, unknown>;
-    expect(record).toMatchObject({ tcp: ports.tcp, http: ports.http, pid: ports.pid, token: server.token() });
+    const { tokenFile } = await serverFiles({ workspace: workDir, env });
+    expect(record).toEqual({ tcp: ports.tcp, http: ports.http, pid: ports.pid, token_file: tokenFile });
     expect((await stat(path.join(workDir, '.claw', 'server.json'))).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(tokenFile, 'utf8'))).toMatchObject({ token: server.token() });
     // The token stays out of version control (and any other state there).
     expect(await readFile(path.join(workDir, '.claw', '.gitignore'), 'utf8')).toBe(stateFolderIgnore);
     expect(server.stdout).toContain(`console:   http://127.0.0.1:${ports.http}/#token=`);
@@ -101,8 +105,9 @@ describe('the claw-server command line (CH-12)', () => {
     expect(done.content).toContain('denied by the approval gate');
     server.signal('SIGTERM');
     expect(await server.exited).toBe(0);
-    // Its record goes with it.
+    // Its record and its token file go with it.
     await expect(stat(path.join(workDir, '.claw', 'server.json'))).rejects.toThrow();
+    await expect(stat(tokenFile)).rejects.toThrow();
   });
 
   it('--demo that cannot start (its port taken) exits 2 and removes the demo workspace it made', async () => {

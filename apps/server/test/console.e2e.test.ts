@@ -471,7 +471,10 @@ describe.skipIf(!enabled)('the web console in Chromium (WEB-1 to WEB-6)', () => 
     const alert = page.getByRole('alert');
     await alert.waitFor({ timeout: 10_000 });
     expect(await alert.textContent()).toMatch(/token/i);
-    expect(await alert.textContent()).toContain('server.json');
+    // Where a generated token is kept (outside the workspace), and that a given one is not shown.
+    expect(await alert.textContent()).toContain('~/.local/state/claw/servers/');
+    expect(await alert.textContent()).toContain('token_file');
+    expect(await alert.textContent()).toContain('is never printed');
     await expect.poll(() => page.getByTestId('connection-status').textContent()).toBe('unauthorized');
     await page.screenshot({ path: await screenshotPath('wrong-token') });
     const none = await openConsole(`http://127.0.0.1:${httpPort}/`);

@@ -48,7 +48,11 @@ it('opening a session starts the workspace\'s MCP servers, warns about a broken 
   }));
   const portFile = path.join(cwd, 'ports.json');
   const server = new ServerProcess(
-    ['--demo', '--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile],
+    [
+      '--demo', '--workdir', workDir, '--tcp-port', '0', '--http-port', '0', '--port-file', portFile,
+      // The workspace's mcp.json is used only when it is trusted (TRUST-2).
+      '--trust-workspace',
+    ],
     { env: serverEnv(), cwd },
   );
   const ports = await server.ports(portFile);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,17 +9,31 @@ import { fileURLToPath } from 'node:url';
 export const serverMain = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 const running = new Set<ServerProcess>();
+/** The XDG_STATE_HOME folders `serverEnv` made. */
+const stateHomes = new Set<string>();
 
-/** Kills every `claw-server` a test started and did not stop. */
+/** Kills every `claw-server` a test started and did not stop, and removes their state folders. */
 export async function killServers(): Promise<void> {
   await Promise.all([...running].map((server) => server.kill()));
+  const made = [...stateHomes];
+  stateHomes.clear();
+  await Promise.all(made.map((folder) => rm(folder, { recursive: true, force: true })));
 }
 
-/** A minimal environment: no API key unless given. */
+/**
+ * A minimal environment: no API key unless given, and an XDG_STATE_HOME of its own (a new
+ * temporary folder, removed by `killServers`), so that no server writes a token file in the home
+ * folder of whoever runs the tests.
+ */
 export function serverEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const stateHome = mkdtempSync(path.join(os.tmpdir(), 'claw-server-state-'));
+  stateHomes.add(stateHome);
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? os.tmpdir(),
+    XDG_STATE_HOME: stateHome,
+    // No trust record and no user settings of the machine's user (a fresh user, TRUST-1).
+    XDG_CONFIG_HOME: path.join(stateHome, 'config'),
     ...extra,
   };
 }

@@ -31,23 +31,41 @@ export function TokenHelp({
           ending in
           {' '}
           <code>/#token=…</code>
-          . The token is also in
+          . A token the server generated is also kept outside the workspace, in
+          {' '}
+          <code>~/.local/state/claw/servers/</code>
+          {' '}
+          (or
+          {' '}
+          <code>$XDG_STATE_HOME/claw/servers/</code>
+          ): the
+          {' '}
+          <code>token_file</code>
+          {' '}
+          field of
           {' '}
           <code>&lt;workdir&gt;/.claw/server.json</code>
           {' '}
-          (the
+          names the file, and its
           {' '}
           <code>token</code>
           {' '}
-          field),
-          unless the server was given one with
+          field is the token.
+        </p>
+        <p>
+          A token given to the server with
           {' '}
           <code>--token-file</code>
           {' '}
           or
           {' '}
           <code>CLAW_SERVER_TOKEN</code>
-          .
+          {' '}
+          is never printed: paste the one that was set into the field below, or add
+          {' '}
+          <code>#token=&lt;token&gt;</code>
+          {' '}
+          to the URL.
         </p>
       </div>
       <form className="token-form" onSubmit={submit}>
