@@ -18,7 +18,9 @@ import { promptWithInput } from './piped-input.js';
 import { runOneShot } from './one-shot.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
-import { TerminalSession } from './terminal-session.js';
+import { TerminalSession, createReplInput, type ReplInput } from './terminal-session.js';
+import { askTrust, trustNotice } from './trust.js';
+import { exitStatus } from './exit-status.js';
 import { version } from './version.js';
 import { visible } from './terminal-text.js';
 import { instructionsLines } from './instructions.js';
@@ -26,6 +28,7 @@ import { statusLines } from './status.js';
 
 export { runMcpList } from './mcp.js';
 export { runSessionList } from './session.js';
+export { runTrust } from './trust.js';
 
 /**
  * `claw acp`: the ACP agent (its SDK is loaded only for it: a chunk of its own in dist/).
@@ -79,13 +82,29 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
   const onTerminal = io.stdin.isTTY === true;
   // What is piped to a single task goes with its prompt, read before anything starts.
   const prompt = command.kind === 'prompt' ? await readPrompt(command.prompt, streams) : undefined;
-  const settings = await resolveSettings({
+  const settingsOptions = {
     workDir,
     overrides: options.overrides,
     env: io.env,
-    defaultApproval: onTerminal ? 'ask' : 'deny',
+    defaultApproval: onTerminal ? 'ask' as const : 'deny' as const,
     cwd: io.cwd,
-  });
+  };
+  let settings = await resolveSettings(settingsOptions);
+  // The REPL asks whether to trust the workspace's own settings (TRUST-3), on its reader of stdin
+  // (made now, and used by the REPL after); a single task never asks, it says what it left out.
+  let replInput: ReplInput | undefined;
+  const notice = trustNotice(settings, options.workdir);
+  if (notice !== undefined && command.kind === 'repl') {
+    replInput = await createReplInput({ input: io.stdin, echo: io.stdout, workDir });
+    const answer = await askTrust(settings, replInput.lineInput, notice, streams);
+    if (answer === 'interrupt') {
+      replInput.lineInput.close();
+      return exitStatus.canceled;
+    }
+    if (answer === 'trusted') settings = await resolveSettings(settingsOptions);
+  } else if (notice !== undefined) {
+    await streams.stderr.line(streams.errStyle.yellow(`claw: ${notice}`));
+  }
   // Questions are asked only where someone can answer: the REPL always reads stdin; a single
   // task asks on a terminal in mode ask, and otherwise nobody is there.
   const unattended = !(onTerminal && settings.approval === 'ask');
@@ -109,13 +128,14 @@ async function runCommand(command: RunCommand, streams: Streams): Promise<number
     // the probe found (REAL-1), so the probe is on its path (PERF-2).
     factory.isolation().catch(() => undefined);
     if (command.kind === 'repl') {
-      const repl = { workDir, settings, spawner: await factory.isolation(), options };
+      const repl = { workDir, settings, spawner: await factory.isolation(), options, replInput };
       return await runRepl(factory, repl, streams);
     }
     const context = { factory, workDir, settings, options, unattended };
     if (prompt !== undefined) return await runPrompt(prompt, context, streams);
     return await runDemo(context, streams);
   } finally {
+    replInput?.lineInput.close();
     try {
       await factory?.close();
     } finally {
@@ -158,7 +178,10 @@ interface RunContext {
 
 async function runRepl(
   factory: RuntimeFactory,
-  context: Omit<RunContext, 'factory' | 'unattended'> & { spawner: CommandSpawner },
+  context: Omit<RunContext, 'factory' | 'unattended'> & {
+    spawner: CommandSpawner;
+    replInput: ReplInput | undefined;
+  },
   streams: Streams,
 ): Promise<number> {
   const { io, stdout, outStyle } = streams;
@@ -182,6 +205,7 @@ async function runRepl(
     style: outStyle,
     verbose: options.verbose,
     status: () => statusLines(context, session.runtime, outStyle),
+    ...(context.replInput === undefined ? {} : { replInput: context.replInput }),
   });
   for (const line of instructionsLines(session.runtime.instructions, outStyle)) {
     await stdout.line(line);

@@ -37,7 +37,9 @@ export type Command =
   | { kind: 'prompt'; prompt: string; options: RunOptions }
   | { kind: 'demo'; options: RunOptions }
   /** `claw mcp list`: the workspace's MCP servers, their state and tools. */
-  | { kind: 'mcp-list'; workdir: string | undefined }
+  | { kind: 'mcp-list'; workdir: string | undefined; trustWorkspace: boolean }
+  /** `claw trust`: trust the workspace's own settings, take the trust back, or list (TRUST-3). */
+  | { kind: 'trust'; workdir: string | undefined; action: 'trust' | 'revoke' | 'list' }
   /** `claw sessions`: the workspace's saved sessions (CLI-7). */
   | { kind: 'sessions'; workdir: string | undefined }
   /** `claw acp`: an Agent Client Protocol agent on stdio, for editors (ACP-1). */
@@ -51,6 +53,8 @@ const parseOptions = {
   session: { type: 'string' },
   output: { type: 'string' },
   verbose: { type: 'boolean' },
+  revoke: { type: 'boolean' },
+  list: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
   ...settingFlagOptions,
@@ -84,6 +88,12 @@ export function parseCommandLine(argv: readonly string[]): Command {
 
   const positionals = parsed.positionals;
   const [command, ...rest] = positionals;
+  if (command === 'trust') return readTrustCommand(rest, values);
+  for (const flag of ['revoke', 'list'] as const) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(`--${flag} is an option of \`claw trust\` only; ${seeHelp}`);
+    }
+  }
   if (command === 'mcp') return readMcpCommand(rest, values);
   if (command === 'sessions') {
     return { kind: 'sessions', workdir: onlyWorkdir('claw sessions', rest, values) };
@@ -91,7 +101,8 @@ export function parseCommandLine(argv: readonly string[]): Command {
   if (command !== undefined && command !== 'demo') {
     throw new UsageError(
       `unknown command "${command}": the commands are \`claw demo\`, \`claw sessions\`, ` +
-      `\`claw mcp list\` and \`claw acp\`; to run one task, use claw -p "${command}"; ${seeHelp}`,
+      '`claw mcp list`, `claw trust` and `claw acp`; to run one task, use ' +
+      `claw -p "${command}"; ${seeHelp}`,
     );
   }
   if (rest.length > 0) {
@@ -137,7 +148,15 @@ function readAcpCommand(
   if (rest.length > 0) {
     throw new UsageError(`unexpected argument "${rest[0]}" after \`claw acp\`; run \`claw acp --help\``);
   }
-  for (const flag of ['prompt', 'workdir', 'session', 'output', 'version', 'verbose'] as const) {
+  for (const flag of ['revoke', 'list'] as const) {
+    if (values[flag] !== undefined) {
+      throw new UsageError(
+        `\`claw acp\` takes no --${flag}: it belongs to \`claw trust\`; run \`claw trust --help\``,
+      );
+    }
+  }
+  const refused = ['prompt', 'workdir', 'session', 'output', 'version', 'verbose'] as const;
+  for (const flag of refused) {
     if (values[flag] !== undefined) {
       throw new UsageError(
         `\`claw acp\` takes no --${flag}: the editor chooses each session's folder and session; ` +
@@ -161,7 +180,26 @@ function readMcpCommand(
         : `unknown subcommand "mcp ${subcommand}": the only one is \`claw mcp list\`; ${seeHelp}`,
     );
   }
-  return { kind: 'mcp-list', workdir: onlyWorkdir('claw mcp list', extra, values) };
+  const trustWorkspace = values['trust-workspace'] === true;
+  const others = { ...values, 'trust-workspace': undefined };
+  return { kind: 'mcp-list', workdir: onlyWorkdir('claw mcp list', extra, others), trustWorkspace };
+}
+
+/** `claw trust [--workdir <dir>] [--revoke | --list]`. */
+function readTrustCommand(
+  rest: readonly string[],
+  values: Record<string, string | boolean | undefined>,
+): Command {
+  if (values.revoke === true && values.list === true) {
+    throw new UsageError('`claw trust` takes --revoke or --list, not both; ' + seeHelp);
+  }
+  const action = values.revoke === true ? 'revoke' : values.list === true ? 'list' : 'trust';
+  const others = { ...values, revoke: undefined, list: undefined };
+  const workdir = onlyWorkdir('claw trust', rest, others);
+  if (action === 'list' && workdir !== undefined) {
+    throw new UsageError('`claw trust --list` lists every trusted workspace: drop --workdir');
+  }
+  return { kind: 'trust', workdir, action };
 }
 
 /** The `--workdir` of a command that takes no other option and no argument (`name`). */

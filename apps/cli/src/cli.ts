@@ -55,6 +55,7 @@ export async function runCli(io: CliIo): Promise<number> {
       case 'demo':
       case 'mcp-list':
       case 'sessions':
+      case 'trust':
       case 'acp':
         break;
     }
@@ -63,8 +64,9 @@ export async function runCli(io: CliIo): Promise<number> {
     return reportFailure(error, new Output(io.stderr), style);
   }
   // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
-  const { runAcp, runInWorkspace, runMcpList, runSessionList } = await import('./app.js');
+  const { runAcp, runInWorkspace, runMcpList, runSessionList, runTrust } = await import('./app.js');
   if (command.kind === 'acp') return runAcp(command, io);
+  if (command.kind === 'trust') return runTrust(command, io);
   if (command.kind === 'mcp-list') return runMcpList(command, io);
   if (command.kind === 'sessions') return runSessionList(command, io);
   return runInWorkspace(command, io);

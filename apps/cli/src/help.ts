@@ -16,6 +16,9 @@ Usage:
                                   activity, messages, tokens (resume one with --session <id>)
   claw mcp list [--workdir <dir>] the workspace's MCP servers (.claw/mcp.json): each one's
                                   state, tools and last error; exit 1 when one failed
+  claw trust [--workdir <dir>]    trust the workspace's own settings (.claw/config.json,
+                                  mcp.json, a2a.json) as they are now; shows what they do.
+                                  --revoke takes the trust back, --list lists trusted folders
   claw acp                        an Agent Client Protocol agent on stdin/stdout, for editors
                                   (Zed, JetBrains, Neovim, Emacs); claw acp --help says more
   claw --version | --help
@@ -52,12 +55,21 @@ ${settingFlagsHelp()}  --verbose                       text output: show all of 
   -h, --help                      print this help
   -v, --version                   print the version
 
-Settings resolve as: flag > environment > <workdir>/.claw/config.json > default. The config
-file takes the same settings in camelCase, e.g. {"model": "gpt-4.1", "maxTurns": 300,
+Settings resolve as: flag > environment > <workdir>/.claw/config.json (when trusted) > your
+~/.config/claw/config.json > default. A config file takes the settings in camelCase, e.g.
+{"model": "gpt-4.1", "maxTurns": 300,
 "approval": "ask", "sandbox": {"isolation": "required"}, "systemPromptFile": "prompt.md",
 "appendSystemPrompt": "Answer briefly."}; an unknown key is an error. Prices per model:
 "prices": {"my-model": {"inputPerMillion": 1, "cachedInputPerMillion": 0.1,
 "outputPerMillion": 4}} (US dollars; cached input costs as much as input unless given).
+"allowFiles": [".env.local"] lets the file tools use .env files claw otherwise keeps from the
+model (* and ** patterns).
+
+Trust: a workspace's own .claw/config.json, mcp.json and a2a.json are used only once you trust
+them (claw trust, or yes to the REPL's question; a changed file asks again). Until then claw
+takes from config.json only what narrows (a lower limit, a stricter approval or sandbox), starts
+no MCP server, uses no A2A peer, and says what it left out. -p and claw acp never ask:
+--trust-workspace trusts for one run. Your own ~/.config/claw/config.json is always used.
 
 What the model is told: claw's system prompt (how to work, how its tools behave), the
 environment (workspace, platform, date, git branch, how bash runs, the approval mode) and the
@@ -71,7 +83,8 @@ Environment:
                      (e.g. http://localhost:11434/v1)
   OPENAI_MODEL       model name (default: ${d.model})
   NO_COLOR           set to turn colours off (they are only used on a terminal)
-  XDG_CONFIG_HOME    where the user's claw folder is (default ~/.config): claw/AGENTS.md
+  XDG_CONFIG_HOME    where the user's claw folder is (default ~/.config): claw/AGENTS.md,
+                     claw/config.json (your settings), claw/trusted.json (trusted workspaces)
 
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
@@ -118,6 +131,7 @@ Examples:
   claw --workdir ~/project --session refactor
   claw demo --approval allow                the whole loop, unattended, no key
   claw mcp list                             are the MCP servers up, which tools do they give
+  claw trust --workdir ~/project            use the project's own .claw settings from now on
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5-coder claw
 `;
 }
@@ -132,7 +146,8 @@ Usage:
                                   The editor starts it; it ends when the editor closes stdin
                                   (a running task is canceled, every session is stored)
 
-Options (as for claw; each session reads its folder's .claw/config.json too):
+Options (as for claw; each session's folder's own .claw settings count once you trust that
+folder with claw trust, or for every folder with --trust-workspace; claw acp never asks):
   --approval ask|allow|deny       calls the policy would ask about: ask the editor (default),
                                   allow each once, or deny. Policy denials are never asked
 ${settingFlagsHelp()}  -h, --help                      print this help

@@ -50,6 +50,10 @@ export class LineInput {
   private readonly options: LineInputOptions;
   private closed = false;
   private readonly listeners: Array<(entry: InputEntry) => void> = [];
+  /** Entries that came before anyone listened (typed ahead of a question's answer). */
+  private readonly early: InputEntry[] = [];
+  /** A question's taker of the next entry, served before the listeners. */
+  private taker: ((entry: InputEntry) => void) | undefined;
   /** The lines of the entry under way, before the current one. */
   private pending: string[] = [];
   private pendingPasted = false;
@@ -97,12 +101,49 @@ export class LineInput {
     }
   }
 
+  /** Every entry from now on; one typed before the first listener comes is given to it first. */
   onEntry(listener: (entry: InputEntry) => void): void {
     this.listeners.push(listener);
+    for (const entry of this.early.splice(0)) listener(entry);
   }
 
-  /** End of input (Ctrl-D, a closed pipe) or `close()`. */
+  /**
+   * The next entry only, shown `prompt` on a terminal (a question asked before the REPL runs,
+   * e.g. whether to trust the workspace): `end` at the end of input, `interrupt` on Ctrl-C typed
+   * on a terminal. What is entered after it waits for the first `onEntry` listener.
+   */
+  nextEntry(prompt: string): Promise<InputEntry | 'end' | 'interrupt'> {
+    // Piped input may have come before the question: its first line is the answer. (On a
+    // terminal, a line typed before the question was shown is no answer; it waits for the REPL.)
+    const ahead = this.terminal ? undefined : this.early.shift();
+    if (ahead !== undefined) return Promise.resolve(ahead);
+    if (this.closed) return Promise.resolve('end');
+    return new Promise((resolve) => {
+      const done = (answer: InputEntry | 'end' | 'interrupt'): void => {
+        this.taker = undefined;
+        this.readline.off('close', onClose);
+        this.readline.off('SIGINT', onInterrupt);
+        if (this.terminal && !this.closed) this.readline.setPrompt(this.options.prompt);
+        resolve(answer);
+      };
+      const onClose = (): void => done('end');
+      const onInterrupt = (): void => done('interrupt');
+      this.taker = (entry) => done(entry);
+      this.readline.once('close', onClose);
+      this.readline.once('SIGINT', onInterrupt);
+      if (this.terminal) {
+        this.readline.setPrompt(prompt);
+        this.readline.prompt();
+      }
+    });
+  }
+
+  /** End of input (Ctrl-D, a closed pipe) or `close()`; called at once when that was before. */
   onEnd(listener: () => void): void {
+    if (this.closed) {
+      listener();
+      return;
+    }
     this.readline.on('close', listener);
   }
 
@@ -144,7 +185,9 @@ export class LineInput {
     }
     const entry = { text: [...this.pending, line].join('\n'), pasted: this.pendingPasted };
     this.resetPending();
-    for (const listener of this.listeners) listener(entry);
+    if (this.taker !== undefined) this.taker(entry);
+    else if (this.listeners.length === 0) this.early.push(entry);
+    else for (const listener of this.listeners) listener(entry);
   }
 
   /**

@@ -1,5 +1,13 @@
 import path from 'node:path';
-import { inspectMcpServers, resolveWorkDir, type McpListing, type RuntimeFactory } from '@claw/runtime';
+import {
+  checkWorkspaceTrust,
+  describeWorkspaceSettings,
+  inspectMcpServers,
+  resolveWorkDir,
+  type McpListing,
+  type RuntimeFactory,
+  type WorkspaceTrust,
+} from '@claw/runtime';
 import type { Command } from './args.js';
 import type { CliIo } from './cli.js';
 import { exitStatus } from './exit-status.js';
@@ -7,6 +15,7 @@ import { reportFailure } from './failure.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { visible } from './terminal-text.js';
+import { trustCommand } from './trust.js';
 
 type McpServerStatus = McpListing['servers'][number];
 
@@ -25,6 +34,15 @@ export async function runMcpList(
   const style = createStyle(colourWanted(io.stdout, io.env));
   try {
     const workDir = await resolveWorkDir(command.workdir, io.cwd);
+    // An untrusted workspace's servers are not started, not even to list them (TRUST-2).
+    const trust = await checkWorkspaceTrust(workDir, {
+      env: io.env,
+      trustAll: command.trustWorkspace,
+    });
+    if (!trust.trusted && trust.files.some((file) => file.name === 'mcp.json')) {
+      await stdout.write(await untrustedText(trust, command.workdir, style));
+      return exitStatus.failed;
+    }
     const listing = await inspectMcpServers({ workDir, env: io.env });
     if (listing === undefined) {
       await stdout.write(noServersText(workDir));
@@ -36,6 +54,20 @@ export async function runMcpList(
   } catch (error) {
     return reportFailure(error, stderr, createStyle(colourWanted(io.stderr, io.env)));
   }
+}
+
+async function untrustedText(
+  trust: WorkspaceTrust,
+  workdir: string | undefined,
+  style: Style,
+): Promise<string> {
+  const summaries = await describeWorkspaceSettings(trust);
+  const lines = summaries.find((summary) => summary.name === 'mcp.json')?.lines ?? [];
+  const why = trust.reason === 'changed' ? 'its settings changed since you trusted it' : 'it is not trusted';
+  const command = trustCommand(workdir);
+  return `${style.yellow(`The MCP servers of this workspace are not started: ${why}.`)} They would be:\n` +
+    lines.map((line) => `  ${visible(line)}\n`).join('') +
+    `Run \`${command}\` to trust it (or pass --trust-workspace to list them once).\n`;
 }
 
 function noServersText(workDir: string): string {

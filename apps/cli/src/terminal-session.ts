@@ -21,6 +21,34 @@ export interface TerminalSessionOptions {
   verbose?: boolean;
   /** The lines of `/status` (default: none, and the command says so). */
   status?: () => string[];
+  /** The REPL's reader of stdin, when it was made before (to ask a question first). */
+  replInput?: ReplInput;
+}
+
+/** The REPL's one reader of stdin, and on a terminal the history it brings back. */
+export interface ReplInput {
+  lineInput: LineInput;
+  history: ReplHistory | undefined;
+}
+
+/** Makes the REPL's reader of stdin (with the workspace's history on a terminal). */
+export async function createReplInput(options: {
+  input: InputStream;
+  echo: OutputStream;
+  workDir: string;
+}): Promise<ReplInput> {
+  // On a terminal, what was typed in earlier runs comes back with up-arrow.
+  const history = options.input.isTTY === true
+    ? await ReplHistory.open(options.workDir)
+    : undefined;
+  const lineInput = new LineInput({
+    input: options.input,
+    echo: options.echo,
+    prompt: replPrompt,
+    continuation: replContinuation,
+    ...(history === undefined ? {} : { history: history.entries }),
+  });
+  return { lineInput, history };
 }
 
 /**
@@ -68,17 +96,7 @@ export class TerminalSession {
       reporter,
     });
     for (const line of repairNotice(runtime.session)) await output.line(style.yellow(line));
-    // On a terminal, what was typed in earlier runs comes back with up-arrow.
-    const history = options.input.isTTY === true
-      ? await ReplHistory.open(options.workDir)
-      : undefined;
-    const input = new LineInput({
-      input: options.input,
-      echo: options.echo,
-      prompt: replPrompt,
-      continuation: replContinuation,
-      ...(history === undefined ? {} : { history: history.entries }),
-    });
+    const { lineInput: input, history } = options.replInput ?? await createReplInput(options);
     const repl = new Repl({
       input,
       output,

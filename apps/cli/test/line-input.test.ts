@@ -127,3 +127,65 @@ describe('LineInput', () => {
     expect(echoed()).toBe('');
   });
 });
+
+describe('LineInput.nextEntry (a question asked before the REPL reads)', () => {
+  /** A LineInput nobody listens to yet, as the REPL's is while it asks whether to trust. */
+  function questionInput(terminal: boolean) {
+    const stdin = Object.assign(new PassThrough(), { isTTY: terminal, setRawMode: () => undefined });
+    const echo = Object.assign(new PassThrough(), { isTTY: terminal });
+    let echoed = '';
+    echo.setEncoding('utf8').on('data', (chunk: string) => {
+      echoed += chunk;
+    });
+    const input = new LineInput({ input: stdin, echo, prompt: 'claw> ' });
+    opened.push(input);
+    const type = async (text: string): Promise<void> => {
+      stdin.write(text);
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { input, stdin, type, echoed: () => echoed };
+  }
+
+  it('over a pipe: the first line answers it even when it came first, the rest goes to the REPL; an ended input still ends it', async () => {
+    const { input, stdin, type } = questionInput(false);
+    await type('n\nhello\n');
+    stdin.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await input.nextEntry('Trust? ')).toEqual({ text: 'n', pasted: false });
+    const entries: InputEntry[] = [];
+    input.onEntry((entry) => entries.push(entry));
+    expect(entries).toEqual([{ text: 'hello', pasted: false }]);
+    let ended = 0;
+    input.onEnd(() => {
+      ended += 1;
+    });
+    expect(ended).toBe(1);
+    expect(await input.nextEntry('Trust? ')).toBe('end');
+  });
+
+  it('over a pipe: a line that comes while it waits answers it, and only it', async () => {
+    const { input, type } = questionInput(false);
+    const answer = input.nextEntry('Trust? ');
+    await type('y\nnext\n');
+    expect(await answer).toEqual({ text: 'y', pasted: false });
+    const entries: InputEntry[] = [];
+    input.onEntry((entry) => entries.push(entry));
+    expect(entries).toEqual([{ text: 'next', pasted: false }]);
+  });
+
+  it('on a terminal: shows its prompt; a line typed before it is no answer; Ctrl-C interrupts', async () => {
+    const { input, type, echoed } = questionInput(true);
+    await type('typed ahead\r');
+    const answer = input.nextEntry('Trust? ');
+    expect(echoed()).toContain('Trust? ');
+    await type('y\r');
+    expect(await answer).toEqual({ text: 'y', pasted: false });
+    const entries: InputEntry[] = [];
+    input.onEntry((entry) => entries.push(entry));
+    expect(entries).toEqual([{ text: 'typed ahead', pasted: false }]);
+
+    const again = input.nextEntry('Trust? ');
+    await type(ctrlC);
+    expect(await again).toBe('interrupt');
+  });
+});

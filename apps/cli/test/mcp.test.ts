@@ -28,7 +28,8 @@ describe('claw mcp list', () => {
       broken: { command: 'claw-no-such-mcp-server' },
       off: { command: 'whatever', enabled: false },
     });
-    const result = await ClawProcess.run(['mcp', 'list', '--workdir', workDir]);
+    // The workspace's own servers start only when it is trusted (TRUST-2): here for this run.
+    const result = await ClawProcess.run(['mcp', 'list', '--workdir', workDir, '--trust-workspace']);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe([
       `MCP servers in ${path.join(workDir, '.claw', 'mcp.json')}:`,
@@ -47,7 +48,7 @@ describe('claw mcp list', () => {
 
   it('exits 0 when every server is up, and leaves no server process behind', async () => {
     const workDir = await workspaceWith({ test: { command: process.execPath, args: [testServer, '--linger'] } });
-    const result = await ClawProcess.run(['mcp', 'list'], { cwd: workDir });
+    const result = await ClawProcess.run(['mcp', 'list', '--trust-workspace'], { cwd: workDir });
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('test (stdio): ready, 12 tools');
     expect(await eventually(async () => (await serverProcesses(workDir)).length === 0)).toBe(true);
@@ -65,7 +66,7 @@ describe('claw mcp list', () => {
     const workDir = await workspaceWith({
       remote: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
     });
-    const result = await ClawProcess.run(['mcp', 'list', '--workdir', workDir]);
+    const result = await ClawProcess.run(['mcp', 'list', '--workdir', workDir, '--trust-workspace']);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('MCP server "remote": headers.Authorization uses ${REMOTE_TOKEN}, but the environment variable REMOTE_TOKEN is not set');
   });
@@ -96,10 +97,12 @@ describe('the REPL', () => {
       test: { command: process.execPath, args: [testServer] },
       broken: { command: 'claw-no-such-mcp-server' },
     });
-    const claw = ClawProcess.start(['--workdir', workDir], {
+    // Trusted for this run: the REPL does not ask, and starts the workspace's servers.
+    const claw = ClawProcess.start(['--workdir', workDir, '--trust-workspace'], {
       env: baseEnv({ OPENAI_API_KEY: 'unused', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' }),
     });
     await claw.waitFor('claw> ');
+    expect(claw.stdout).not.toContain('Trust this workspace?');
     expect(claw.stdout).toContain(
       'MCP: 12 tools on from 1 server (test); not started: broken (see the warning above, or `claw mcp list`)',
     );

@@ -293,11 +293,13 @@ describe('claw -p (CLI-5)', () => {
     const workDir = await tempDir();
     await mkdir(path.join(workDir, '.claw'));
     await writeFile(path.join(workDir, '.claw', 'config.json'), JSON.stringify({ sandbox: { isolation: 'off' } }));
+    // Isolation off is a setting only a trusted workspace may make (TRUST-2): trusted for this run.
     const result = await ClawProcess.run(
-      ['-p', 'run it', '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow'],
+      ['-p', 'run it', '--workdir', workDir, '--output', 'stream-json', '--approval', 'allow', '--trust-workspace'],
       { env: modelEnv(server.baseURL) },
     );
     expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('not trusted');
     expect(result.stderr).toMatch(/warning: bash isolation: off .*NOT isolated/);
     expect(result.stderr).toMatch(/--approval allow does not cover bash here/);
     expect(result.stderr).toMatch(/denied bash echo hi > ran\.txt: only a person may allow it/);

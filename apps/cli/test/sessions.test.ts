@@ -75,6 +75,8 @@ describe('claw sessions (CLI-7)', () => {
     expect(help.stdout).toMatch(/^ {2}claw sessions \[--workdir <dir>\] +the workspace's saved sessions/m);
     const unknown = await ClawProcess.run(['sesions']);
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toContain('the commands are `claw demo`, `claw sessions`, `claw mcp list` and `claw acp`');
+    expect(unknown.stderr).toContain(
+      'the commands are `claw demo`, `claw sessions`, `claw mcp list`, `claw trust` and `claw acp`',
+    );
   });
 });

@@ -29,6 +29,7 @@ import {
   SessionBusyError,
   createFileTracing,
   resolveSettings,
+  untrustedNotice,
   type McpServerConfig,
   type Runtime,
   type SettingOverrides,
@@ -273,6 +274,14 @@ export class ClawAcpAgent {
         }).catch((error: unknown) => {
           throw asRequestError(error);
         });
+        // claw acp never asks (TRUST-3): it says in the editor's log what it left out.
+        const notice = settings.workspaceTrust === undefined ? undefined : untrustedNotice(
+          settings.workspaceTrust,
+          settings.ignoredSettings ?? [],
+          `run \`claw trust --workdir ${workDir}\` in a terminal to use them, or give claw acp ` +
+          '--trust-workspace',
+        );
+        if (notice !== undefined) this.options.note(`claw: ${workDir}: ${notice}`);
         const tracing = createFileTracing({ workDir });
         let factory: RuntimeFactory;
         try {
