@@ -5,6 +5,7 @@
 import { request as httpRequest } from 'node:http';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import type { InboundTaskClock } from '@claw/a2a/server';
+import { ManualClock } from '@claw/testing';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseServerArgs, serveDefaults } from '../src/args.js';
@@ -109,29 +110,7 @@ function rpcAt(server: TestServer, host: string, method: string, params: unknown
 }
 
 /** A clock the test moves; the store's timers fire only when the test moves it past them. */
-class FakeClock implements InboundTaskClock {
-  time = Date.parse('2030-01-01T00:00:00Z');
-  private timers: Array<{ at: number; callback: () => void; canceled: boolean }> = [];
-
-  now = (): number => this.time;
-
-  setTimer = (callback: () => void, ms: number): (() => void) => {
-    const timer = { at: this.time + ms, callback, canceled: false };
-    this.timers.push(timer);
-    return () => {
-      timer.canceled = true;
-    };
-  };
-
-  advance(ms: number): void {
-    this.time += ms;
-    for (const timer of this.timers.splice(0)) {
-      if (timer.canceled) continue;
-      if (timer.at <= this.time) timer.callback();
-      else this.timers.push(timer);
-    }
-  }
-}
+class FakeClock extends ManualClock implements InboundTaskClock {}
 
 const hour = 60 * 60_000;
 

@@ -3,40 +3,14 @@
 // tasks are remembered, the oldest forgotten first; running tasks kept while they run.
 import type { Task } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
+import { ManualClock } from '@claw/testing';
 import { describe, expect, it } from 'vitest';
 import { InboundTaskStore, type InboundTaskClock } from '../src/task-store.js';
 
 const state = { submitted: 1, working: 2, completed: 3, failed: 4, canceled: 5 } as const;
 
-/** A clock the test moves; timers fire only when the test fires them. */
-class FakeClock implements InboundTaskClock {
-  time = 1_000_000;
-  readonly timers: Array<{ at: number; ms: number; callback: () => void; canceled: boolean }> = [];
-
-  now = (): number => this.time;
-
-  setTimer = (callback: () => void, ms: number): (() => void) => {
-    const timer = { at: this.time + ms, ms, callback, canceled: false };
-    this.timers.push(timer);
-    return () => {
-      timer.canceled = true;
-    };
-  };
-
-  get pending(): Array<{ at: number; ms: number }> {
-    return this.timers.filter((timer) => !timer.canceled).map(({ at, ms }) => ({ at, ms }));
-  }
-
-  /** Moves the clock on by `ms` and fires the timers that are due. */
-  advance(ms: number): void {
-    this.time += ms;
-    for (const timer of this.timers.splice(0)) {
-      if (timer.canceled) continue;
-      if (timer.at <= this.time) timer.callback();
-      else this.timers.push(timer);
-    }
-  }
-}
+/** A clock the test moves; the store's timers fire only when the test moves it past them. */
+class FakeClock extends ManualClock implements InboundTaskClock {}
 
 const context = (options: { user?: string; tenant?: string } = {}): ServerCallContext =>
   new ServerCallContext({

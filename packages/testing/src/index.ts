@@ -18,3 +18,4 @@ export {
   type MemoryTextFilesOptions,
   type TextFileCall,
 } from './memory-text-files.js';
+export { ManualClock } from './manual-clock.js';
