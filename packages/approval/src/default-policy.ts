@@ -1,4 +1,5 @@
 import { askOnce, type ApprovalRequest, type Eventual } from '@claw/core';
+import { realpath } from 'node:fs/promises';
 import nodePath from 'node:path';
 import {
   SandboxError,
@@ -7,6 +8,7 @@ import {
   clawStateReason,
   isClawState,
   isEnvFile,
+  isInside,
   locateWithinWorkspace,
   protectedPathReason,
   workspaceSpellings,
@@ -14,6 +16,7 @@ import {
 } from '@claw/sandbox';
 import { argumentsOf } from './call-arguments.js';
 import { describeCall } from './describe-call.js';
+import { ApprovalError } from './errors.js';
 import { FilePatterns } from './file-patterns.js';
 import type { Policy, PolicyVerdict } from './policy.js';
 
@@ -41,6 +44,14 @@ export interface DefaultPolicyOptions {
    *   not text, is absolute, or has an empty, `.` or `..` segment.
    */
   allowFiles?: readonly string[];
+  /**
+   * Absolute folders whose files the tools may neither read nor write, also when the workspace
+   * holds them: the user's own claw folders (settings, the record of trusted workspaces, servers'
+   * tokens), which lie in the workspace when it is the home folder. A folder that does not exist
+   * yet counts too (a write would create it). Compared lexically and on the real location.
+   * Default none.
+   */
+  privateFolders?: readonly string[];
 }
 
 /** Tools that write the file named by their `path` argument. */
@@ -56,6 +67,7 @@ const writingTools = new Set(['write_file', 'edit_file']);
  *    state: anything in a `.claw` folder at any depth but its settings files `config.json`,
  *    `mcp.json` and `a2a.json` (sessions, grants, the audit log, traces, the server's token),
  *    spelled so or reached through a symlink → deny (`isClawState` of `@claw/sandbox`).
+ *    A `path` in one of `privateFolders` (the user's claw folders) → deny.
  * 3. A `path` naming a `.env` or `.env.*` file at any depth (not a template such as
  *    `.env.example`), lexically or through a symlink, that `allowFiles` does not cover → deny.
  * 4. `write_file` / `edit_file` of a path in a `.claw` folder (at any depth) or `.git/hooks/`, or
@@ -71,11 +83,24 @@ const writingTools = new Set(['write_file', 'edit_file']);
 export class DefaultPolicy implements Policy {
   private readonly isBashIsolated: () => Promise<boolean>;
   private readonly allowedFiles: FilePatterns;
+  private readonly privateFolders: readonly string[];
 
-  /** @throws ApprovalError `invalid_policy_options` for an unusable `allowFiles` pattern. */
+  /**
+   * @throws ApprovalError `invalid_policy_options` for an unusable `allowFiles` pattern or a
+   *   `privateFolders` entry that is not an absolute path.
+   */
   constructor(options: DefaultPolicyOptions = {}) {
     this.isBashIsolated = askOnce(options.bashIsolated ?? false);
     this.allowedFiles = new FilePatterns(options.allowFiles ?? []);
+    this.privateFolders = (options.privateFolders ?? []).map((folder) => {
+      if (typeof folder !== 'string' || !nodePath.isAbsolute(folder)) {
+        throw new ApprovalError(
+          `privateFolders must be absolute paths, got ${JSON.stringify(folder)}`,
+          { code: 'invalid_policy_options' },
+        );
+      }
+      return nodePath.resolve(folder);
+    });
   }
 
   async evaluate(request: ApprovalRequest): Promise<PolicyVerdict> {
@@ -122,6 +147,7 @@ export class DefaultPolicy implements Policy {
     const writing = writingTools.has(toolName);
     const refused = `${toolName} may not ${writing ? 'change' : toolName === 'read_file' ? 'read' : 'use'} ${path}`;
     if (await isClawState(location)) return { action: 'deny', reason: `${refused}: ${clawStateReason}` };
+    if (await this.isPrivate(location)) return { action: 'deny', reason: `${refused}: ${privateReason}` };
     const spellings = workspaceSpellings(location);
     if (spellings.some((spelling) => isEnvFile(spelling) && !this.allowedFiles.matches(spelling))) {
       return { action: 'deny', reason: `${refused}: ${envFileReason}` };
@@ -134,6 +160,35 @@ export class DefaultPolicy implements Policy {
       if (reason !== undefined) return { action: 'deny', reason: `${refused}: ${reason}` };
     }
     return undefined;
+  }
+
+  /** True when the located path lies in one of `privateFolders`, spelled so or really. */
+  private async isPrivate(location: WorkspaceLocation): Promise<boolean> {
+    for (const folder of this.privateFolders) {
+      const real = await realPathOfMissing(folder);
+      for (const cover of new Set([folder, real])) {
+        if (isInside(cover, location.path) || isInside(cover, location.realPath)) return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** Why the user's claw folders are refused. */
+const privateReason =
+  'it is in your own claw folder (your settings, the workspaces you trust, servers\' tokens), ' +
+  'which is not for the model';
+
+/** The real path of `folder`, resolving its nearest existing ancestor when it does not exist. */
+async function realPathOfMissing(folder: string): Promise<string> {
+  const rest: string[] = [];
+  for (let current = folder; ; current = nodePath.dirname(current)) {
+    try {
+      return nodePath.join(await realpath(current), ...rest.reverse());
+    } catch {
+      if (current === nodePath.dirname(current)) return folder;
+      rest.push(nodePath.basename(current));
+    }
   }
 }
 

@@ -260,6 +260,46 @@ describe('DefaultPolicy (APR-1)', () => {
     });
   });
 
+  describe('the user\'s claw folders (privateFolders, TRUST-4)', () => {
+    const reason = 'it is in your own claw folder (your settings, the workspaces you trust, servers\' tokens), which is not for the model';
+    // The workspace is the home folder: its .config/claw and .local/state/claw are the user's.
+    const policy = () => new DefaultPolicy({
+      privateFolders: [nodePath.join(workDir, '.config/claw'), nodePath.join(workDir, '.local/state/claw')],
+    });
+    const judge = (toolName: string, path: string) =>
+      policy().evaluate(callRequest({ toolName, args: { path, content: '{}', old_string: 'a', new_string: 'b' }, workDir }));
+
+    it('denies reading and writing in them, existing or not yet', async () => {
+      await mkdir(nodePath.join(workDir, '.config/claw'), { recursive: true });
+      await writeFile(nodePath.join(workDir, '.config/claw/trusted.json'), '{}');
+      for (const toolName of ['read_file', 'write_file', 'edit_file']) {
+        expect(await judge(toolName, '.config/claw/trusted.json')).toMatchObject({ action: 'deny', reason: expect.stringContaining(reason) as unknown });
+        expect(await judge(toolName, '.config/claw/config.json')).toMatchObject({ action: 'deny' });
+        expect(await judge(toolName, '.local/state/claw/servers/x.json')).toMatchObject({ action: 'deny' });
+      }
+      expect(await judge('read_file', '.config/claw')).toEqual({ action: 'deny', reason: `read_file may not read .config/claw: ${reason}` });
+    });
+
+    it('denies them through a symlink elsewhere in the workspace', async () => {
+      await mkdir(nodePath.join(workDir, '.config/claw'), { recursive: true });
+      await writeFile(nodePath.join(workDir, '.config/claw/trusted.json'), '{}');
+      await symlink(nodePath.join(workDir, '.config'), nodePath.join(workDir, 'conf'));
+      expect(await judge('read_file', 'conf/claw/trusted.json')).toMatchObject({ action: 'deny' });
+      expect(await judge('write_file', 'conf/claw/config.json')).toMatchObject({ action: 'deny' });
+    });
+
+    it('leaves the rest of the workspace alone', async () => {
+      await mkdir(nodePath.join(workDir, '.config/other'), { recursive: true });
+      expect(await judge('read_file', '.config/other/settings.json')).toEqual({ action: 'allow' });
+      expect(await judge('read_file', '.config/claw-notes.md')).toEqual({ action: 'allow' });
+      expect(await evaluate('read_file', { path: '.config/claw/trusted.json' })).toEqual({ action: 'allow' });
+    });
+
+    it.each([['relative/claw'], [''], [7]])('refuses the privateFolders entry %j', (folder) => {
+      expect(() => new DefaultPolicy({ privateFolders: [folder as string] })).toThrow(expect.objectContaining({ code: 'invalid_policy_options' }));
+    });
+  });
+
   describe('bash', () => {
     it('denies a destructive command without asking', async () => {
       expect(await evaluate('bash', { command: 'rm -rf /' })).toEqual({

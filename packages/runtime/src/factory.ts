@@ -492,6 +492,8 @@ export class RuntimeFactory {
       return new DefaultPolicy({
         bashIsolated,
         ...(allowFiles === undefined ? {} : { allowFiles }),
+        // The user's settings, trust record and tokens, when the workspace holds them (TRUST-4).
+        privateFolders: userClawFolders(this.options.env ?? {}),
       });
     }
     let made: Promise<Policy> | undefined;

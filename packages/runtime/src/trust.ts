@@ -86,15 +86,19 @@ export function userClawFolder(env: Env): string | undefined {
 }
 
 /**
- * The user's claw folders that the model's commands must not see (TRUST-4), for bash isolation:
+ * The user's claw folders, which the model's tools and commands must not reach (TRUST-4):
  * `$XDG_CONFIG_HOME/claw` (settings, the trust record) and `$XDG_STATE_HOME/claw` (the servers'
- * tokens) where those variables are absolute paths. The defaults under the home folder are
- * hidden by the sandbox itself.
+ * tokens) where those variables are absolute paths, and the defaults under an absolute HOME
+ * (`~/.config/claw`, `~/.local/state/claw`), which a workspace that is the home folder holds.
  */
 export function userClawFolders(env: Env): string[] {
-  return [env.XDG_CONFIG_HOME, env.XDG_STATE_HOME]
-    .filter((folder): folder is string => folder !== undefined && path.isAbsolute(folder))
-    .map((folder) => path.join(folder, 'claw'));
+  const bases = [env.XDG_CONFIG_HOME, env.XDG_STATE_HOME]
+    .filter((folder): folder is string => folder !== undefined && path.isAbsolute(folder));
+  const home = env.HOME;
+  if (home !== undefined && path.isAbsolute(home)) {
+    bases.push(path.join(home, '.config'), path.join(home, '.local', 'state'));
+  }
+  return [...new Set(bases.map((folder) => path.join(folder, 'claw')))];
 }
 
 /**

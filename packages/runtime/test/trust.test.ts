@@ -64,11 +64,14 @@ describe('where the record of trusted workspaces is', () => {
     expect(userClawFolder({ XDG_CONFIG_HOME: '/x/conf', HOME: '/home/u' })).toBe(join('/x/conf', 'claw'));
   });
 
-  it('names the claw folders of absolute XDG_CONFIG_HOME and XDG_STATE_HOME for bash to hide (TRUST-4)', () => {
+  it('names the user\'s claw folders (absolute XDG_CONFIG_HOME and XDG_STATE_HOME, and under HOME) for the tools and bash to keep out of (TRUST-4)', () => {
     expect(userClawFolders({ XDG_CONFIG_HOME: '/x/conf', XDG_STATE_HOME: '/x/state', HOME: '/home/u' }))
-      .toEqual([join('/x/conf', 'claw'), join('/x/state', 'claw')]);
+      .toEqual([join('/x/conf', 'claw'), join('/x/state', 'claw'), '/home/u/.config/claw', '/home/u/.local/state/claw']);
     expect(userClawFolders({ XDG_CONFIG_HOME: 'conf', XDG_STATE_HOME: '/x/state' })).toEqual([join('/x/state', 'claw')]);
-    expect(userClawFolders({ HOME: '/home/u' })).toEqual([]);
+    expect(userClawFolders({ HOME: '/home/u' })).toEqual(['/home/u/.config/claw', '/home/u/.local/state/claw']);
+    expect(userClawFolders({ HOME: '/home/u', XDG_CONFIG_HOME: '/home/u/.config' }))
+      .toEqual(['/home/u/.config/claw', '/home/u/.local/state/claw']);
+    expect(userClawFolders({ HOME: 'rel' })).toEqual([]);
   });
 
   it('is written where the rules say: XDG_CONFIG_HOME, else HOME', async () => {
