@@ -8,3 +8,4 @@ export {
   type FakeTurnSource,
   type RecordedRequest,
 } from './fake-openai-server.js';
+export { writeHostileSettings, type HostileSettingsOptions } from './hostile-workspace.js';
