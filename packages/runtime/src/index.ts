@@ -1,7 +1,8 @@
 export { RuntimeClosedError, SessionBusyError, UnknownRuntimeError } from './errors.js';
 export { Task, type TaskStatus } from './task.js';
 export { Runtime, type RuntimeOptions } from './runtime.js';
-export { RemoteRuntime, relayHandler, type RuntimeHandle } from './remote-runtime.js';
+export { RemoteRuntime, type RuntimeHandle } from './remote-runtime.js';
+export { relayHandler } from './relay-handler.js';
 export { RemoteSession, type RemoteSessionOptions } from './remote-session.js';
 export { RuntimeManager } from './manager.js';
 export {

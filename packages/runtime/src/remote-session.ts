@@ -23,7 +23,7 @@ import {
   type EventRetention,
   type SubscriberBound,
 } from './event-log.js';
-import { relayHandler } from './remote-runtime.js';
+import { relayHandler } from './relay-handler.js';
 import type { Runtime } from './runtime.js';
 import type { SessionView } from './session-host.js';
 
