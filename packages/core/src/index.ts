@@ -58,6 +58,11 @@ export {
 } from './tools.js';
 export { CappedOutput, defaultMaxOutputBytes } from './capped-output.js';
 export { KeyedThrottle } from './keyed-throttle.js';
+export {
+  SharedResources,
+  type SharedLease,
+  type SharedResourcesOptions,
+} from './shared-resources.js';
 export { Listeners } from './listeners.js';
 export {
   prepareStateFolder,

@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { SharedResources } from '@claw/core';
 
 /**
  * One value per workspace, keyed by the folder's real location (two spellings of one folder
@@ -7,26 +8,20 @@ import path from 'node:path';
  * made is not kept: the next `get` tries again (e.g. once a broken config file is fixed).
  */
 export class PerWorkspace<T> {
-  private readonly values = new Map<string, Promise<T>>();
+  private readonly values: SharedResources<string, T>;
 
-  constructor(private readonly make: (root: string) => Promise<T>) {}
+  constructor(make: (root: string) => Promise<T>) {
+    this.values = new SharedResources({ make, keep: true });
+  }
 
   async get(workDir: string): Promise<T> {
     const root = await realpath(workDir).catch(() => path.resolve(workDir));
-    let value = this.values.get(root);
-    if (value === undefined) {
-      const made = this.make(root);
-      value = made;
-      this.values.set(root, made);
-      made.catch(() => {
-        if (this.values.get(root) === made) this.values.delete(root);
-      });
-    }
-    return value;
+    // Kept whether used or not: nothing to give back.
+    return (await this.values.acquire(root)).value;
   }
 
   /** Every value made so far (some may still be in the making). */
   all(): Array<Promise<T>> {
-    return [...this.values.values()];
+    return this.values.values();
   }
 }

@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { SharedResources } from '@claw/core';
 import {
   FileSessionManager,
   type SessionLease,
@@ -24,22 +25,19 @@ export interface SessionSource {
  * released, so nothing is cached for a workspace nobody uses.
  */
 export class WorkspaceSessions implements SessionSource {
-  private readonly managers = new Map<string, { manager: FileSessionManager; leases: number }>();
+  private readonly managers = new SharedResources<string, FileSessionManager>({
+    make: (root) => new FileSessionManager({ workDir: root }),
+    dispose: (manager) => manager.close(),
+  });
 
   async open(id: string, options: { workDir: string }): Promise<SessionLease> {
     const root = path.resolve(options.workDir);
-    let entry = this.managers.get(root);
-    if (entry === undefined) {
-      entry = { manager: new FileSessionManager({ workDir: root }), leases: 0 };
-      this.managers.set(root, entry);
-    }
-    const current = entry;
-    current.leases += 1;
+    const manager = await this.managers.acquire(root);
     let lease: SessionLease;
     try {
-      lease = await current.manager.open(id, { workDir: root });
+      lease = await manager.value.open(id, { workDir: root });
     } catch (error) {
-      await this.drop(root, current);
+      await manager.release();
       throw error;
     }
     let released = false;
@@ -51,7 +49,7 @@ export class WorkspaceSessions implements SessionSource {
         try {
           await lease.release();
         } finally {
-          await this.drop(root, current);
+          await manager.release();
         }
       },
     };
@@ -59,8 +57,8 @@ export class WorkspaceSessions implements SessionSource {
 
   async list(workDir: string, options: SessionListOptions = {}): Promise<SessionSummary[]> {
     const root = path.resolve(workDir);
-    const open = this.managers.get(root);
-    if (open !== undefined) return open.manager.list(options);
+    const open = this.managers.peek(root);
+    if (open !== undefined) return (await open).list(options);
     const manager = new FileSessionManager({ workDir: root });
     try {
       return await manager.list(options);
@@ -73,13 +71,6 @@ export class WorkspaceSessions implements SessionSource {
   get openWorkspaces(): number {
     return this.managers.size;
   }
-
-  private async drop(root: string, entry: { manager: FileSessionManager; leases: number }) {
-    entry.leases -= 1;
-    if (entry.leases > 0 || this.managers.get(root) !== entry) return;
-    this.managers.delete(root);
-    await entry.manager.close();
-  }
 }
 
 /**
@@ -87,44 +78,30 @@ export class WorkspaceSessions implements SessionSource {
  * share it) while something uses it, and forgets it after.
  */
 export class WorkspaceShared<T> {
-  private readonly entries = new Map<string, { value: Promise<T>; users: number }>();
+  private readonly values: SharedResources<string, T>;
 
   constructor(
-    private readonly make: (workDir: string) => T | Promise<T>,
-    /** Called with a value once nothing uses it any more. */
-    private readonly dispose: (value: T) => void | Promise<void> = () => undefined,
-  ) {}
+    make: (workDir: string) => T | Promise<T>,
+    /** Called with a value once nothing uses it any more; its failure is not reported. */
+    dispose: (value: T) => void | Promise<void> = () => undefined,
+  ) {
+    this.values = new SharedResources({ make, dispose: (value) => dispose(value) });
+  }
 
   /** The workspace's value and the function that gives this use of it up (call it once). */
   async acquire(workDir: string): Promise<{ value: T; release: () => void }> {
     const root = await realpath(workDir).catch(() => path.resolve(workDir));
-    let entry = this.entries.get(root);
-    if (entry === undefined) {
-      entry = { value: Promise.resolve().then(() => this.make(root)), users: 0 };
-      this.entries.set(root, entry);
-    }
-    const current = entry;
-    current.users += 1;
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      current.users -= 1;
-      if (current.users === 0 && this.entries.get(root) === current) {
-        this.entries.delete(root);
-        void current.value.then(this.dispose).catch(() => undefined);
-      }
+    const lease = await this.values.acquire(root);
+    return {
+      value: lease.value,
+      release: () => {
+        void lease.release().catch(() => undefined);
+      },
     };
-    try {
-      return { value: await current.value, release };
-    } catch (error) {
-      release();
-      throw error;
-    }
   }
 
   /** How many workspaces have a value now. */
   get size(): number {
-    return this.entries.size;
+    return this.values.size;
   }
 }
