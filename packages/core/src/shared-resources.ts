@@ -1,7 +1,10 @@
 /** Options of {@link SharedResources}. */
 export interface SharedResourcesOptions<K, T> {
-  /** Makes the value of `key` for its first user (again after it was let go). */
-  make: (key: K) => T | Promise<T>;
+  /**
+   * Makes the value of `key` for its first user (again after it was let go), unless that
+   * `acquire` gives its own maker.
+   */
+  make?: (key: K) => T | Promise<T>;
   /**
    * Lets a value go once its last user released it (not called for a value that failed to be
    * made). Its failure is what that last `release` rejects with. Default: nothing to do.
@@ -18,7 +21,7 @@ export interface SharedResourcesOptions<K, T> {
 export interface SharedLease<T> {
   readonly value: T;
   /** Gives this use up; the last one lets the value go and resolves once it is gone. */
-  release(): Promise<void>;
+  readonly release: () => Promise<void>;
 }
 
 interface Entry<T> {
@@ -36,24 +39,26 @@ interface Entry<T> {
  * a new one, so two values of one key never live at once.
  */
 export class SharedResources<K, T> {
-  private readonly entries = new Map<K, Entry<T>>();
+  private readonly byKey = new Map<K, Entry<T>>();
 
   constructor(private readonly options: SharedResourcesOptions<K, T>) {}
 
   /**
-   * The value of `key`, made if nobody has it, and the lease that gives this use up.
+   * The value of `key`, made if nobody has it, and the lease that gives this use up. `make`
+   * makes it instead of the options' maker (e.g. from what the first user knows); a user who
+   * finds the value made is not asked.
    *
-   * @throws what `make` throws (this use is then released).
+   * @throws what the maker throws (this use is then released).
    */
-  async acquire(key: K): Promise<SharedLease<T>> {
+  async acquire(key: K, make?: (key: K) => T | Promise<T>): Promise<SharedLease<T>> {
     for (;;) {
-      const entry = this.entries.get(key);
+      const entry = this.byKey.get(key);
       if (entry?.disposing !== undefined) {
         await entry.disposing.catch(() => undefined);
-        if (this.entries.get(key) === entry) this.entries.delete(key);
+        if (this.byKey.get(key) === entry) this.byKey.delete(key);
         continue;
       }
-      const current = entry ?? this.begin(key);
+      const current = entry ?? this.begin(key, make);
       current.users += 1;
       let value: T;
       try {
@@ -68,18 +73,42 @@ export class SharedResources<K, T> {
 
   /** The value of `key` when one is made or being made, without becoming a user of it. */
   peek(key: K): Promise<T> | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.byKey.get(key);
     return entry?.disposing === undefined ? entry?.value : undefined;
+  }
+
+  /** Every key with a value made or being made now, with it. */
+  entries(): Array<[K, Promise<T>]> {
+    return [...this.byKey]
+      .filter(([, entry]) => entry.disposing === undefined)
+      .map(([key, entry]) => [key, entry.value]);
+  }
+
+  /**
+   * Takes the value of `key` out without letting it go: the caller now owns it (to destroy it
+   * otherwise, say), the leases still out do nothing when released, and the next `acquire`
+   * makes a new one. Undefined when the key has no value, or its value is being let go.
+   */
+  forget(key: K): Promise<T> | undefined {
+    const entry = this.byKey.get(key);
+    if (entry === undefined || entry.disposing !== undefined) return undefined;
+    this.byKey.delete(key);
+    return entry.value;
+  }
+
+  /** Resolves once no value of `key` is being let go (never rejects). */
+  async settled(key: K): Promise<void> {
+    await this.byKey.get(key)?.disposing?.catch(() => undefined);
   }
 
   /** How many keys have a value now (made, being made, or being let go). */
   get size(): number {
-    return this.entries.size;
+    return this.byKey.size;
   }
 
   /** Every value made or being made now. */
   values(): Array<Promise<T>> {
-    return [...this.entries.values()]
+    return [...this.byKey.values()]
       .filter((entry) => entry.disposing === undefined)
       .map((entry) => entry.value);
   }
@@ -89,21 +118,24 @@ export class SharedResources<K, T> {
    * out do nothing when released. Rejects with the first failure of `dispose` after trying all.
    */
   async clear(): Promise<void> {
-    const entries = [...this.entries];
+    const entries = [...this.byKey];
     const settled = await Promise.allSettled(entries.map(([key, entry]) => this.letGo(key, entry)));
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
   }
 
-  private begin(key: K): Entry<T> {
+  private begin(key: K, make = this.options.make): Entry<T> {
+    if (make === undefined) {
+      throw new TypeError('SharedResources: no maker given, neither in the options nor to acquire');
+    }
     const entry: Entry<T> = {
-      value: Promise.resolve().then(() => this.options.make(key)),
+      value: Promise.resolve().then(() => make(key)),
       users: 0,
       disposing: undefined,
     };
-    this.entries.set(key, entry);
+    this.byKey.set(key, entry);
     entry.value.catch(() => {
-      if (this.entries.get(key) === entry) this.entries.delete(key);
+      if (this.byKey.get(key) === entry) this.byKey.delete(key);
     });
     return entry;
   }
@@ -115,7 +147,7 @@ export class SharedResources<K, T> {
       released = true;
       entry.users -= 1;
       if (entry.users > 0 || this.options.keep === true) return;
-      if (this.entries.get(key) !== entry || entry.disposing !== undefined) return;
+      if (this.byKey.get(key) !== entry || entry.disposing !== undefined) return;
       await this.letGo(key, entry);
     };
   }
@@ -126,7 +158,7 @@ export class SharedResources<K, T> {
         const made = await entry.value.then((value) => ({ value }), () => undefined);
         if (made !== undefined) await this.options.dispose?.(made.value, key);
       } finally {
-        if (this.entries.get(key) === entry) this.entries.delete(key);
+        if (this.byKey.get(key) === entry) this.byKey.delete(key);
       }
     })();
     return entry.disposing;

@@ -124,4 +124,53 @@ describe('SharedResources (LIFE-1)', () => {
     await a.release();
     expect(log.filter((line) => line.startsWith('dispose'))).toHaveLength(2);
   });
+
+  it('an acquire may bring its own maker, used only when the key has no value', async () => {
+    const shared = new SharedResources<string, string>({});
+    await expect(shared.acquire('w')).rejects.toThrow('no maker given');
+    const first = await shared.acquire('w', (key) => `${key} as the first user knows it`);
+    const second = await shared.acquire('w', () => 'never made');
+    expect(second.value).toBe('w as the first user knows it');
+    expect(shared.entries()).toHaveLength(1);
+    await first.release();
+    await second.release();
+    expect(shared.size).toBe(0);
+  });
+
+  it('forget() hands the value over without dispose; its leases then do nothing, the next acquire makes anew', async () => {
+    const { shared, log } = tracked();
+    const lease = await shared.acquire('w');
+    const taken = shared.forget('w');
+    expect(await taken).toBe(lease.value);
+    expect(shared.size).toBe(0);
+    expect(shared.forget('w')).toBeUndefined();
+    await lease.release();
+    expect((await shared.acquire('w')).value.n).toBe(2);
+    expect(log).toEqual(['make w#1', 'make w#2']);
+  });
+
+  it('settled() waits for a dispose in progress; forget() does not take a value being let go', async () => {
+    let finish!: () => void;
+    const shared = new SharedResources<string, number>({
+      make: () => 1,
+      dispose: () => new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+    });
+    const lease = await shared.acquire('w');
+    const releasing = lease.release();
+    await Promise.resolve();
+    expect(shared.forget('w')).toBeUndefined();
+    expect(shared.entries()).toEqual([]);
+    let settled = false;
+    const waiting = shared.settled('w').then(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    finish();
+    await Promise.all([releasing, waiting]);
+    expect(settled).toBe(true);
+    await shared.settled('nothing');
+  });
 });

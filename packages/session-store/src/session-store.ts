@@ -1,4 +1,5 @@
 import nodePath from 'node:path';
+import { SharedResources } from '@claw/core';
 import { SessionStoreError } from './errors.js';
 import { LogWriter } from './log-writer.js';
 import type {
@@ -39,13 +40,8 @@ export interface SessionStoreOptions {
 interface Opened {
   session: StoredSession;
   lock: SessionLogLock;
-}
-
-interface Entry {
+  /** The workspace it was opened for. */
   workDir: string;
-  ready: Promise<Opened>;
-  holders: number;
-  closing: Promise<void> | undefined;
 }
 
 /**
@@ -61,7 +57,11 @@ export class SessionStore implements SessionManager {
   private readonly now: () => Date;
   private readonly syncEveryWrite: boolean;
   private readonly defaultWorkDir: string | undefined;
-  private readonly entries = new Map<string, Entry>();
+  /** The sessions open here, by id; the last release stores what is left and unlocks. */
+  private readonly sessions = new SharedResources<string, Opened>({
+    dispose: (opened) => finish(opened),
+  });
+
   private readonly kept = new Map<string, Promise<SessionLease>>();
   private closed = false;
 
@@ -75,34 +75,18 @@ export class SessionStore implements SessionManager {
   async open(id: string, options: GetOrCreateOptions): Promise<SessionLease> {
     assertSessionId(id);
     assertWorkDir(options.workDir);
-    for (;;) {
-      if (this.closed) throw closedError();
-      let entry = this.entries.get(id);
-      if (entry?.closing !== undefined) {
-        // The last holder is letting it go: open it afresh once that is done.
-        await entry.closing.catch(() => undefined);
-        continue;
-      }
-      if (entry === undefined) entry = this.begin(id, options.workDir);
-      entry.holders += 1;
-      let opened: Opened;
-      try {
-        opened = await entry.ready;
-      } catch (error) {
-        entry.holders -= 1;
-        throw error;
-      }
-      const lease = this.lease(id, entry, opened);
-      if (!sameFolder(entry.workDir, options.workDir)) {
-        await lease.release();
-        throw new SessionStoreError(
-          `Session ${JSON.stringify(id)} is open for the workspace ${entry.workDir}, not ` +
-          `${options.workDir}. Use another session id for another workspace.`,
-          { code: 'session_workdir_conflict' },
-        );
-      }
-      return lease;
+    if (this.closed) throw closedError();
+    const lease = await this.sessions.acquire(id, () => this.load(id, options.workDir));
+    const { session, workDir } = lease.value;
+    if (!sameFolder(workDir, options.workDir)) {
+      await lease.release();
+      throw new SessionStoreError(
+        `Session ${JSON.stringify(id)} is open for the workspace ${workDir}, not ` +
+        `${options.workDir}. Use another session id for another workspace.`,
+        { code: 'session_workdir_conflict' },
+      );
     }
+    return { session, release: lease.release };
   }
 
   getOrCreate(id: string, options: GetOrCreateOptions): Promise<PersistentSession> {
@@ -116,7 +100,7 @@ export class SessionStore implements SessionManager {
       return opening.then((lease) => lease.session);
     }
     return kept.then(async (lease) => {
-      const workDir = this.entries.get(id)?.workDir;
+      const workDir = (await this.openHere(id))?.workDir;
       if (workDir !== undefined && !sameFolder(workDir, options.workDir)) {
         // The same check and error as `open`.
         await (await this.open(id, options)).release();
@@ -147,9 +131,9 @@ export class SessionStore implements SessionManager {
       for (const session of read.unreadable ?? []) unreadable.set(session.id, session);
       after = read.next;
     } while (after !== undefined);
-    for (const [id, entry] of this.entries) {
+    for (const [id, opening] of this.sessions.entries()) {
       if (options.isListed?.(id) === false) continue;
-      const opened = await entry.ready.catch(() => undefined);
+      const opened = await opening.catch(() => undefined);
       if (opened === undefined) continue;
       summaries.set(id, opened.session.summary());
       // Open here, it is as it is in memory: whatever happened to its stored copy since.
@@ -162,7 +146,7 @@ export class SessionStore implements SessionManager {
   async clear(id: string): Promise<void> {
     assertSessionId(id);
     const workDir =
-      this.entries.get(id)?.workDir ??
+      (await this.openHere(id))?.workDir ??
       this.defaultWorkDir ??
       (await this.log.load(id))?.snapshot.workDir;
     if (workDir === undefined) return;
@@ -176,21 +160,18 @@ export class SessionStore implements SessionManager {
 
   async delete(id: string): Promise<void> {
     assertSessionId(id);
-    const entry = this.entries.get(id);
     this.kept.delete(id);
-    if (entry !== undefined && entry.closing === undefined) {
-      this.entries.delete(id);
-      const opened = await entry.ready.catch(() => undefined);
-      if (opened !== undefined) {
-        try {
-          await opened.session.delete();
-        } finally {
-          await opened.lock.release();
-        }
-        return;
+    // Open here: taken from its holders (their releases then do nothing), removed under its lock.
+    const opened = await this.sessions.forget(id)?.catch(() => undefined);
+    if (opened !== undefined) {
+      try {
+        await opened.session.delete();
+      } finally {
+        await opened.lock.release();
       }
+      return;
     }
-    await entry?.closing?.catch(() => undefined);
+    await this.sessions.settled(id);
     // Not open here: take it, so a session in use elsewhere is never removed under its owner.
     const lock = await this.log.acquire(id);
     try {
@@ -204,58 +185,12 @@ export class SessionStore implements SessionManager {
     if (this.closed) return;
     this.closed = true;
     this.kept.clear();
-    const entries = [...this.entries.values()];
-    const results = await Promise.allSettled(
-      entries.map(async (entry) => {
-        entry.holders = 0;
-        entry.closing ??= this.finish(entry);
-        await entry.closing;
-      }),
-    );
-    const failure = results.find((result) => result.status === 'rejected');
-    if (failure !== undefined) throw (failure).reason;
+    await this.sessions.clear();
   }
 
-  private begin(id: string, workDir: string): Entry {
-    const entry: Entry = { workDir, ready: this.load(id, workDir), holders: 0, closing: undefined };
-    this.entries.set(id, entry);
-    entry.ready.catch(() => {
-      if (this.entries.get(id) === entry) this.entries.delete(id);
-    });
-    return entry;
-  }
-
-  private lease(id: string, entry: Entry, opened: Opened): SessionLease {
-    let released: Promise<void> | undefined;
-    return {
-      session: opened.session,
-      release: () => {
-        released ??= (async () => {
-          if (this.entries.get(id) !== entry || entry.closing !== undefined) return;
-          entry.holders -= 1;
-          if (entry.holders > 0) return;
-          entry.closing = this.finish(entry);
-          await entry.closing;
-        })();
-        return released;
-      },
-    };
-  }
-
-  /** Stores what is left of the entry's session, unlocks it and forgets it. */
-  private async finish(entry: Entry): Promise<void> {
-    const opened = await entry.ready.catch(() => undefined);
-    try {
-      await opened?.session.flush();
-    } finally {
-      try {
-        await opened?.lock.release();
-      } finally {
-        for (const [id, current] of this.entries) {
-          if (current === entry) this.entries.delete(id);
-        }
-      }
-    }
+  /** The session open here (or being opened), if any; undefined when it failed to open. */
+  private async openHere(id: string): Promise<Opened | undefined> {
+    return this.sessions.peek(id)?.catch(() => undefined);
   }
 
   private async load(id: string, workDir: string): Promise<Opened> {
@@ -287,11 +222,20 @@ export class SessionStore implements SessionManager {
       });
       // Repair is the only write a load makes (SES-7).
       await session.repair();
-      return { session, lock };
+      return { session, lock, workDir };
     } catch (error) {
       await lock.release();
       throw error;
     }
+  }
+}
+
+/** Stores what is left of an open session and unlocks it. */
+async function finish(opened: Opened): Promise<void> {
+  try {
+    await opened.session.flush();
+  } finally {
+    await opened.lock.release();
   }
 }
 
