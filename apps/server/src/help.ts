@@ -46,6 +46,13 @@ Listening:
                                   shared by several claw-server instances (else CLAW_STORE_URL);
                                   any of them serves any session, grants and audit are shared,
                                   and a workspace is known by .claw/workspace.json wherever mounted
+                                  (a database that stops answering fails requests, and shutdown
+                                  stops waiting for it, instead of hanging; the URL's parameters
+                                  set how soon: connect_timeout (seconds, default 5),
+                                  statement_timeout (ms, 10000), query_timeout (ms without any
+                                  answer, 15000), idle_in_transaction_session_timeout (ms, 5000),
+                                  keepalives (0 = no TCP keep-alive) and keepalives_idle
+                                  (seconds, 10), e.g. postgres://claw@db/claw?query_timeout=30000)
   --lease-ms <n>                  with a PostgreSQL store: how long an instance's hold on a
                                   session lasts without renewal; another instance may take the
                                   session over after it (default: ${s.leaseMs}, at least ${minLeaseMs})

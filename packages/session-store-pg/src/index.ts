@@ -1,4 +1,9 @@
 export {
+  defaultConnectionSettings,
+  type PgConnectionOptions,
+  type PgConnectionSettings,
+} from './connection.js';
+export {
   PgSessionError,
   SessionLeaseLostError,
   type LeaseLossReason,
@@ -8,10 +13,12 @@ export { LeaseKeeper, defaultSetTimer, type LeaseKeeperOptions, type SetTimer } 
 export { migrate, migrations, type Migration } from './migrations.js';
 export {
   PgSessionLog,
+  defaultCloseTimeoutMs,
   defaultLeaseMs,
   keptAfterCompaction,
   defaultRenewEveryMs,
   type PgSessionLease,
+  type PgSessionLogOpenOptions,
   type PgSessionLogOptions,
   type WorkspaceClaim,
 } from './pg-session-log.js';

@@ -1,4 +1,7 @@
+import net from 'node:net';
+import type { Duplex } from 'node:stream';
 import pg from 'pg';
+import { settlesWithin } from './connection.js';
 
 /** Options of {@link PgListener}. */
 export interface PgListenerOptions {
@@ -15,6 +18,11 @@ export interface PgListenerOptions {
   retryMs?: number;
   /** Default 5000. */
   maxRetryMs?: number;
+  /**
+   * How long `close` waits for the server to see the connection end, in ms, before it drops the
+   * socket (a database that stopped answering never does). Default 5000.
+   */
+  closeTimeoutMs?: number;
 }
 
 /**
@@ -25,6 +33,8 @@ export interface PgListenerOptions {
 export class PgListener {
   private readonly options: PgListenerOptions;
   private client: pg.Client | undefined;
+  /** The socket of each client made, to drop it when ending it politely takes too long. */
+  private readonly sockets = new WeakMap<pg.Client, Duplex>();
   private connecting: Promise<void> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private retryMs: number;
@@ -41,23 +51,45 @@ export class PgListener {
     return this.connecting;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops listening and reconnecting. Resolves within `timeoutMs` (default: `closeTimeoutMs`)
+   * and a little more: past it, the socket is dropped. Resolves true when the connection ended
+   * in time, false when it had to be dropped.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<boolean> {
     this.closed = true;
     clearTimeout(this.retryTimer);
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client === undefined) return true;
+    return this.end(client, options.timeoutMs ?? this.options.closeTimeoutMs ?? 5000);
+  }
+
+  /** Ends `client`, dropping its socket when that takes longer than `ms`. */
+  private async end(client: pg.Client, ms: number): Promise<boolean> {
+    const ended = client.end().catch(() => undefined);
+    if (await settlesWithin(ended, ms)) return true;
+    this.sockets.get(client)?.destroy();
+    await settlesWithin(ended, 1000);
+    return false;
   }
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new pg.Client(this.options.config);
+    const { config } = this.options;
+    const make = config.stream;
+    let socket: Duplex | undefined;
+    const client = new pg.Client({
+      ...config,
+      stream: () => (socket = make?.() ?? new net.Socket()),
+    });
+    if (socket !== undefined) this.sockets.set(client, socket);
     let dropped = false;
     const drop = (): void => {
       if (dropped) return;
       dropped = true;
       if (this.client === client) this.client = undefined;
-      client.end().catch(() => undefined);
+      void this.end(client, this.options.closeTimeoutMs ?? 5000);
       this.retryLater();
     };
     client.on('error', drop);
@@ -76,7 +108,7 @@ export class PgListener {
     }
     if (dropped) return;
     if (this.closed) {
-      await client.end().catch(() => undefined);
+      await this.end(client, this.options.closeTimeoutMs ?? 5000);
       return;
     }
     this.client = client;

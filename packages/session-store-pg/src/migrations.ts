@@ -1,5 +1,6 @@
 import { throwIfAborted } from '@claw/core';
 import type pg from 'pg';
+import { checkOut, connectionSettingsOfPool, storeUnavailable } from './connection.js';
 import { PgSessionError } from './errors.js';
 
 /** One step of the schema: applied once, in order, recorded in `claw_schema_migrations`. */
@@ -115,7 +116,8 @@ const migrationLockKey = 0x636c6177; // "claw"
  *
  * @returns the versions applied by this call.
  * @throws PgSessionError `store_migration_failed` when a step fails (nothing of it is kept), or
- *   when the database holds a newer schema than this claw knows.
+ *   when the database holds a newer schema than this claw knows; `store_unavailable` when
+ *   PostgreSQL cannot be reached or does not answer in time.
  */
 export async function migrate(
   pool: pg.Pool,
@@ -123,7 +125,13 @@ export async function migrate(
 ): Promise<number[]> {
   throwIfAborted(options.signal);
   const steps = options.steps ?? migrations;
-  const client = await pool.connect();
+  const doing = 'bringing the claw schema up to date';
+  let client: pg.PoolClient;
+  try {
+    client = await checkOut(pool);
+  } catch (error) {
+    throw storeUnavailable(error, doing, connectionSettingsOfPool(pool)) ?? error;
+  }
   let failed = false;
   try {
     await client.query('BEGIN');
@@ -159,10 +167,13 @@ export async function migrate(
     await client.query('COMMIT');
     return ran;
   } catch (error) {
+    // The connection is dropped below, not rolled back: it may be one that no longer answers
+    // (a ROLLBACK would wait as long again), and the server rolls back what it leaves.
     failed = true;
-    await client.query('ROLLBACK').catch(() => undefined);
     if (error instanceof PgSessionError) throw error;
     if (options.signal?.aborted === true) throw options.signal.reason;
+    const unavailable = storeUnavailable(error, doing, connectionSettingsOfPool(pool));
+    if (unavailable !== undefined) throw unavailable;
     throw new PgSessionError(
       `Could not bring the claw schema in PostgreSQL up to date: ${(error as Error).message}. ` +
       'Check that the database user may create tables, then start again.',

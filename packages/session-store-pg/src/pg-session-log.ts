@@ -22,7 +22,19 @@ import {
   type UnreadableSession,
 } from '@claw/session-store';
 import pg from 'pg';
-import { SessionLeaseLostError, type LeaseLossReason } from './errors.js';
+import {
+  SocketSet,
+  checkOut,
+  connectionSettingsOf,
+  connectionSettingsOfPool,
+  poolConfigOf,
+  settlesWithin,
+  storeUnavailable,
+  unavailableReason,
+  type PgConnectionOptions,
+  type PgConnectionSettings,
+} from './connection.js';
+import { PgSessionError, SessionLeaseLostError, type LeaseLossReason } from './errors.js';
 import { LeaseKeeper, defaultSetTimer, type SetTimer } from './lease-keeper.js';
 import { migrate } from './migrations.js';
 import { PgRelay, changesChannel } from './relay.js';
@@ -38,9 +50,16 @@ export const defaultRenewEveryMs = 3_000;
 /** Records a compaction keeps before its snapshot, for readers a little behind (SCALE-4). */
 export const keptAfterCompaction = 1000;
 
+/** Default bound of `close` (LIFE-2): past it, connections not ended in time are dropped. */
+export const defaultCloseTimeoutMs = 5_000;
+
 /** Options of {@link PgSessionLog}. */
 export interface PgSessionLogOptions {
-  /** The pool every query goes through. The log never ends it (see {@link PgSessionLog.open}). */
+  /**
+   * The pool every query goes through. The log never ends it (see {@link PgSessionLog.open},
+   * which makes one with the timeouts of {@link PgConnectionSettings}; a pool given here bounds
+   * only the waits its own options bound).
+   */
   pool: pg.Pool;
   /** This instance's id, in leases and audit rows. Default: a random UUID. */
   instanceId?: string;
@@ -63,6 +82,23 @@ export interface PgSessionLogOptions {
    * without a notification (the backstop of a lost NOTIFY), in ms. Default 1000.
    */
   pollMs?: number;
+  /**
+   * How long `close` may take, in ms (LIFE-2): giving up the leases, closing the LISTEN
+   * connection and ending the pool share it; past it, the connections are dropped and `close`
+   * rejects with `store_unavailable`. Default 5 000.
+   */
+  closeTimeoutMs?: number;
+}
+
+/** Options of {@link PgSessionLog.open}: those of the log, and how to connect. */
+export interface PgSessionLogOpenOptions extends Omit<PgSessionLogOptions, 'pool'> {
+  /** A `postgres://` URL; its own timeout parameters apply (see {@link PgSessionLog.open}). */
+  connectionString: string;
+  /** Connections in the pool. Default 10. */
+  poolSize?: number;
+  /** The waits every connection bounds (LIFE-2), over the URL's parameters and the defaults. */
+  connection?: PgConnectionOptions;
+  signal?: AbortSignal;
 }
 
 /** A workspace a claim binds a session to: its logical id, and its folder here (for errors). */
@@ -121,6 +157,10 @@ export class PgSessionLog implements SessionRelay {
   readonly instanceId: string;
   readonly leaseMs: number;
   readonly renewEveryMs: number;
+  /** The bound of `close`, in ms. */
+  readonly closeTimeoutMs: number;
+  /** The waits the pool's connections bound (all of them for a pool `open` made). */
+  readonly connection: Readonly<Partial<PgConnectionSettings>>;
   private readonly setTimer: SetTimer;
   private readonly compactAfterRecords: number;
   private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
@@ -132,6 +172,8 @@ export class PgSessionLog implements SessionRelay {
   private readonly relay: PgRelay;
   private readonly startedAt = new Date().toISOString();
   private ownsPool = false;
+  /** The sockets of the pool `open` made, dropped when closing takes too long. */
+  private sockets: SocketSet | undefined;
   private closed = false;
 
   constructor(options: PgSessionLogOptions) {
@@ -142,6 +184,11 @@ export class PgSessionLog implements SessionRelay {
     if (!(this.renewEveryMs > 0 && this.renewEveryMs < this.leaseMs / 2)) {
       throw new RangeError(`renewEveryMs (${this.renewEveryMs}) must be above 0 and below half of leaseMs (${this.leaseMs})`);
     }
+    this.closeTimeoutMs = options.closeTimeoutMs ?? defaultCloseTimeoutMs;
+    if (!(this.closeTimeoutMs > 0)) {
+      throw new RangeError(`closeTimeoutMs (${this.closeTimeoutMs}) must be above 0`);
+    }
+    this.connection = Object.freeze(connectionSettingsOfPool(this.pool));
     this.setTimer = options.setTimer ?? defaultSetTimer;
     this.compactAfterRecords = options.compactAfterRecords ?? 1000;
     this.onLeaseLost = options.onLeaseLost;
@@ -151,54 +198,115 @@ export class PgSessionLog implements SessionRelay {
       pollMs: options.pollMs ?? 1000,
       sendTimeoutMs: this.leaseMs + 5000,
       location: (id) => this.location(id),
+      leaseOf: (id) => {
+        const held = this.held.get(id);
+        return held === undefined || held.lost !== undefined
+          ? undefined
+          : { token: held.token, epoch: held.epoch };
+      },
+      closeTimeoutMs: this.closeTimeoutMs,
     });
   }
 
   /**
    * Connects to `connectionString`, brings the schema up to date (`migrate`) and registers this
-   * instance. `close()` then also ends the pool.
+   * instance. `close()` then also ends the pool. Every connection bounds its waits (LIFE-2):
+   * `connection` over the URL's own parameters (`connect_timeout`, `statement_timeout`,
+   * `query_timeout`, `idle_in_transaction_session_timeout`, `keepalives`, `keepalives_idle`) over
+   * {@link defaultConnectionSettings}.
    *
-   * @throws PgSessionError `store_unavailable` when the database cannot be reached,
-   *   `store_migration_failed` when the schema cannot be brought up to date.
+   * @throws PgSessionError `store_unavailable` when the database cannot be reached or does not
+   *   answer in time, `store_migration_failed` when the schema cannot be brought up to date.
+   * @throws RangeError when a timeout (given or in the URL) is not a whole number above 0.
    */
-  static async open(
-    options: Omit<PgSessionLogOptions, 'pool'> & { connectionString: string; poolSize?: number; signal?: AbortSignal },
-  ): Promise<PgSessionLog> {
-    const { connectionString, poolSize, signal, ...given } = options;
-    const rest = { ...given, instanceId: given.instanceId ?? randomUUID() };
+  static async open(options: PgSessionLogOpenOptions): Promise<PgSessionLog> {
+    const { connectionString: given, poolSize, connection, signal, ...rest } = options;
+    const instanceId = rest.instanceId ?? randomUUID();
+    const { settings, connectionString } = connectionSettingsOf(given, connection);
+    const sockets = new SocketSet();
     // Each connection names its instance (pg_stat_activity, and triggers that audit writers).
     const pool = new pg.Pool({
       connectionString,
       max: poolSize ?? 10,
-      application_name: `claw ${rest.instanceId}`.slice(0, 63),
+      application_name: `claw ${instanceId}`.slice(0, 63),
+      ...poolConfigOf(settings),
+      stream: sockets.stream,
     });
     // A dropped idle connection is reported here; the next query takes a fresh one.
     pool.on('error', () => undefined);
     try {
       await migrate(pool, signal === undefined ? {} : { signal });
-      const log = new PgSessionLog({ ...rest, pool });
+      const log = new PgSessionLog({ ...rest, instanceId, pool });
       log.ownsPool = true;
+      log.sockets = sockets;
       await log.register();
       return log;
     } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
+      if (!(await settlesWithin(pool.end(), settings.connectTimeoutMs))) sockets.destroyAll();
+      throw storeUnavailable(error, 'opening the session store', settings) ?? error;
     }
   }
 
-  /** Gives up every lease this log holds and, when `open` made the pool, ends it. Idempotent. */
+  /**
+   * Gives up every lease this log holds and, when `open` made the pool, ends it. Idempotent.
+   * Bounded (LIFE-2): every step shares `closeTimeoutMs`; past it, or once a step failed, the
+   * connections are dropped (leases not given up lapse on their own) and it rejects.
+   *
+   * @throws PgSessionError `store_unavailable` naming the steps PostgreSQL did not answer; the
+   *   log is closed all the same.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const deadline = Date.now() + this.closeTimeoutMs;
+    const remaining = () => Math.max(0, deadline - Date.now());
+    const failed: string[] = [];
+    let firstFailure: unknown;
+    const step = async (name: string, work: Promise<unknown>): Promise<void> => {
+      let failure: unknown;
+      const settled = work.then(() => undefined, (error: unknown) => {
+        failure = error;
+      });
+      if (!(await settlesWithin(settled, remaining()))) {
+        failed.push(`${name} (no answer within ${this.closeTimeoutMs} ms)`);
+      } else if (failure !== undefined) {
+        failed.push(`${name} (${unavailableReason(failure, this.connection) ?? errorMessage(failure)})`);
+        firstFailure ??= failure;
+      }
+    };
     const leases = [...this.held.entries()];
     this.held.clear();
-    await Promise.allSettled(leases.map(async ([id, held]) => {
-      held.keeper.stop();
-      await releaseLease(this.pool, id, held.token);
-    }));
-    await this.relay.close();
-    await this.pool.query('DELETE FROM claw_instances WHERE id = $1', [this.instanceId]).catch(() => undefined);
-    if (this.ownsPool) await this.pool.end();
+    for (const [, held] of leases) held.keeper.stop();
+    await step('giving up its leases', Promise.all(
+      leases.map(([id, held]) => releaseLease(this.pool, id, held.token)),
+    ));
+    await step('closing its LISTEN connection', this.relay.close({ timeoutMs: remaining() })
+      .then((ended) => {
+        if (!ended) throw new Error('dropped');
+      }));
+    if (failed.length === 0) {
+      await step('unregistering the instance', this.pool.query(
+        'DELETE FROM claw_instances WHERE id = $1',
+        [this.instanceId],
+      ));
+    }
+    if (this.ownsPool) {
+      const ended = this.pool.end();
+      await step('ending its connections', ended);
+      if (failed.length > 0) {
+        this.sockets?.destroyAll();
+        await settlesWithin(ended, 1000);
+      }
+    }
+    if (failed.length > 0) {
+      throw new PgSessionError(
+        `PostgreSQL did not answer while claw closed its session store: ${failed.join('; ')}. ` +
+        (this.ownsPool ? 'Its connections were dropped. ' : '') +
+        'The sessions it held are free again once their leases lapse (within ' +
+        `${this.leaseMs} ms); another instance may take them over then.`,
+        { code: 'store_unavailable', cause: firstFailure },
+      );
+    }
   }
 
   location(id: string): string {
@@ -249,7 +357,15 @@ export class PgSessionLog implements SessionRelay {
    *   session belongs to another one; nothing is claimed.
    */
   async acquire(id: string): Promise<PgSessionLease> {
-    this.location(id);
+    const location = this.location(id);
+    try {
+      return await this.claim(id);
+    } catch (error) {
+      throw storeUnavailable(error, `taking the lease of ${location}`, this.connection) ?? error;
+    }
+  }
+
+  private async claim(id: string): Promise<PgSessionLease> {
     const claim = this.claims.get(id);
     const token = randomUUID();
     const holder = {
@@ -306,6 +422,11 @@ export class PgSessionLog implements SessionRelay {
     }
   }
 
+  /** A renewal waits at most this long: the query timeout, and never past half the lease. */
+  private get renewalTimeoutMs(): number {
+    return Math.min(this.connection.queryTimeoutMs ?? Infinity, Math.floor(this.leaseMs / 2));
+  }
+
   private lockedError(id: string, holder: StoredHolder | undefined): SessionLockedError {
     const who = holder === undefined
       ? 'another claw instance'
@@ -344,12 +465,22 @@ export class PgSessionLog implements SessionRelay {
         fenceAfterMs: this.leaseMs / 2,
         setTimer: this.setTimer,
         renew: async () => {
-          const renewed = await this.pool.query(
-            `UPDATE claw_sessions SET lease_until = now() + $3 * interval '1 millisecond'
-             WHERE id = $1 AND owner = $2 RETURNING 1`,
-            [id, token, this.leaseMs],
-          );
-          return renewed.rowCount === 1;
+          try {
+            const renewed = await this.pool.query({
+              text: `UPDATE claw_sessions SET lease_until = now() + $3 * interval '1 millisecond'
+                     WHERE id = $1 AND owner = $2 RETURNING 1`,
+              values: [id, token, this.leaseMs],
+              // An answer after half the lease is no use: the owner has fenced itself by then.
+              query_timeout: this.renewalTimeoutMs,
+            } as pg.QueryConfig);
+            return renewed.rowCount === 1;
+          } catch (error) {
+            throw storeUnavailable(
+              error,
+              `renewing the lease of ${this.location(id)}`,
+              { ...this.connection, queryTimeoutMs: this.renewalTimeoutMs },
+            ) ?? error;
+          }
         },
         lost: (reason, cause) => this.loseLease(id, held, reason, cause),
       }),
@@ -416,21 +547,27 @@ export class PgSessionLog implements SessionRelay {
         needsCompaction: false,
       };
     } catch (error) {
+      // The connection is dropped, not rolled back: it may be one that no longer answers.
       broken = true;
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw readError(error, location);
+      throw readError(error, location, this.connection);
     } finally {
       client.release(broken);
     }
   }
 
-  private async connect(location: string, code: 'session_read_failed' | 'session_write_failed'): Promise<pg.PoolClient> {
+  private async connect(
+    location: string,
+    code: 'session_read_failed' | 'session_write_failed',
+  ): Promise<pg.PoolClient> {
     try {
-      return await this.pool.connect();
+      return await checkOut(this.pool);
     } catch (error) {
+      const doing = `${code === 'session_read_failed' ? 'reading' : 'writing to'} ${location}`;
+      const unavailable = storeUnavailable(error, doing, this.connection);
       throw new SessionLogError(
+        unavailable?.message ??
         `Could not reach PostgreSQL for ${location}: ${errorMessage(error)}. Check that the database is up and reachable, then retry.`,
-        { code, location, cause: error },
+        { code, location, cause: unavailable ?? error },
       );
     }
   }
@@ -476,11 +613,18 @@ export class PgSessionLog implements SessionRelay {
         error instanceof SessionLockedError ||
         error instanceof SessionLeaseLostError
       );
-      await client.query('ROLLBACK').catch(() => undefined);
-      if (!broken) throw error;
+      if (!broken) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      // A broken connection is dropped, not rolled back: it may be one that no longer answers
+      // (its ROLLBACK would wait as long again); the server rolls back what it leaves.
+      const unavailable = storeUnavailable(error, `writing to ${location}`, this.connection);
       throw new SessionLogError(
-        `Could not write to ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable; the session is written again from memory on its next change.`,
-        { code: 'session_write_failed', location, cause: error },
+        unavailable === undefined
+          ? `Could not write to ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable; the session is written again from memory on its next change.`
+          : `${unavailable.message} The session is written again from memory on its next change.`,
+        { code: 'session_write_failed', location, cause: unavailable ?? error },
       );
     } finally {
       client.release(broken);
@@ -625,7 +769,9 @@ export class PgSessionLog implements SessionRelay {
            AND (summary IS NULL OR summary->>'workDir' = $4)))
        ORDER BY id COLLATE "C" LIMIT $2`,
       [options.after ?? null, limit + 1, workspace?.id ?? null, workspace?.workDir ?? null],
-    );
+    ).catch((error: unknown) => {
+      throw storeUnavailable(error, 'listing the stored sessions', this.connection) ?? error;
+    });
     const ids = rows.rows.map((row) => row.id);
     const page = rows.rows.slice(0, limit);
     const sessions = [];

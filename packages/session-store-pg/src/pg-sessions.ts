@@ -7,6 +7,7 @@ import {
   type SessionListOptions,
   type SessionSummary,
 } from '@claw/session-store';
+import { settlesWithin } from './connection.js';
 import { PgAuditLog } from './pg-audit-log.js';
 import { PgGrantStore } from './pg-grant-store.js';
 import type { PgSessionLog } from './pg-session-log.js';
@@ -120,12 +121,26 @@ export class PgSessions {
     return new PgAuditLog({ pool: this.log.pool, instanceId: this.log.instanceId, workspace });
   }
 
-  /** Stores what is open, gives up every lease and closes the log (and its pool). */
+  /**
+   * Stores what is open, gives up every lease and closes the log (and its pool). Bounded
+   * (LIFE-2): storing gets the log's `closeTimeoutMs`, then closing the log gets it again
+   * (dropping the connections of writes still waiting on a database that stopped answering).
+   *
+   * @throws the first failure (a write that failed, `store_unavailable` from the log).
+   */
   async close(): Promise<void> {
+    const stored = this.store.close();
+    let failure: unknown;
+    const settled = stored.catch((error: unknown) => {
+      failure = error;
+    });
     try {
-      await this.store.close();
+      await settlesWithin(settled, this.log.closeTimeoutMs);
     } finally {
       await this.log.close();
     }
+    // Writes that waited are failing now that their connections are gone.
+    await settlesWithin(settled, 1000);
+    if (failure !== undefined) throw failure as Error;
   }
 }

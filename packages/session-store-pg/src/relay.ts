@@ -7,6 +7,7 @@ import {
   type SessionOwner,
 } from '@claw/session-store';
 import type pg from 'pg';
+import { connectionSettingsOfPool, storeUnavailable } from './connection.js';
 import { PgListener } from './listener.js';
 import { readError, recordsOf, type ChangeRow } from './rows.js';
 
@@ -35,6 +36,13 @@ export interface PgRelayOptions {
   /** How long `send` waits for an owner to take a request, by default, in ms. */
   sendTimeoutMs: number;
   location: (id: string) => string;
+  /**
+   * The lease this instance holds on `id` for its inbox claims (LIFE-2): the owner token and
+   * epoch of the session row a claim must still find; undefined when it holds none (or lost it).
+   */
+  leaseOf: (id: string) => { token: string; epoch: number } | undefined;
+  /** How long closing the LISTEN connection may take, by default, in ms. */
+  closeTimeoutMs: number;
 }
 
 type Waiters = Map<string, Set<() => void>>;
@@ -61,11 +69,17 @@ export class PgRelay {
     this.options = options;
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops polling and closes the LISTEN connection, within `timeoutMs` (then dropped). Resolves
+   * false when it had to be dropped.
+   */
+  async close(options: { timeoutMs?: number } = {}): Promise<boolean> {
     clearInterval(this.poller);
     this.poller = undefined;
-    await this.listener?.close();
+    const listener = this.listener;
     this.listener = undefined;
+    if (listener === undefined) return true;
+    return listener.close({ timeoutMs: options.timeoutMs ?? this.options.closeTimeoutMs });
   }
 
   /** Starts the LISTEN connection on first use; resolves once it tried to connect. */
@@ -75,6 +89,7 @@ export class PgRelay {
         ...(this.options.pool.options as pg.ClientConfig),
         application_name: `claw ${this.options.instanceId} listen`.slice(0, 63),
       },
+      closeTimeoutMs: this.options.closeTimeoutMs,
       channels: [changesChannel, inboxChannel, progressChannel],
       onNotification: (channel, payload) => this.notified(channel, payload),
       // Whatever was sent while it was down is lost: every waiter looks again.
@@ -160,7 +175,7 @@ export class PgRelay {
       const last = Number(session.rows[0]?.last_seq ?? 0);
       return { records, oldestSeq: last > afterSeq ? last + 1 : afterSeq + 1 };
     } catch (error) {
-      throw readError(error, location);
+      throw readError(error, location, connectionSettingsOfPool(this.options.pool));
     }
   }
 
@@ -203,10 +218,16 @@ export class PgRelay {
       );
       rowId = String(inserted.rows[0]?.id);
     } catch (error) {
+      const cause = storeUnavailable(
+        error,
+        `handing a ${request.kind} to the owner of ${location}`,
+        connectionSettingsOfPool(pool),
+      );
       throw new SessionLogError(
+        cause?.message ??
         `Could not hand a ${request.kind} to the owner of ${location}: ${errorMessage(error)}. ` +
         'Check that PostgreSQL is reachable, then retry.',
-        { code: 'session_write_failed', location, cause: error },
+        { code: 'session_write_failed', location, cause: cause ?? error },
       );
     }
     const unreachable = (): SessionLogError => new SessionLogError(
@@ -278,9 +299,19 @@ export class PgRelay {
           );
           for (const { id: rowId } of open.rows) {
             if (stopped) return;
+            // Only the owner of the session's current epoch may take a request (LIFE-2), in the
+            // statement itself: one taken over (or whose lease lapsed) and not yet aware of it
+            // takes nothing, and the request waits for the new owner.
+            const lease = this.options.leaseOf(id);
+            if (lease === undefined) return;
             const claimed = await pool.query<{ payload: RelayRequest }>(
-              'UPDATE claw_inbox SET taken_at = now() WHERE id = $1 AND taken_at IS NULL RETURNING payload',
-              [rowId],
+              `UPDATE claw_inbox AS request SET taken_at = now()
+               FROM claw_sessions AS session
+               WHERE request.id = $1 AND request.taken_at IS NULL
+                 AND session.id = request.session_id AND session.owner = $2
+                 AND session.epoch = $3 AND session.lease_until > now()
+               RETURNING request.payload`,
+              [rowId, lease.token, lease.epoch],
             );
             const request = claimed.rows[0]?.payload;
             if (request === undefined) continue;

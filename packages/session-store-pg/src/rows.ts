@@ -1,5 +1,6 @@
 import { errorMessage } from '@claw/core';
 import { SessionLogError, type LogRecord, type SessionChange } from '@claw/session-store';
+import { storeUnavailable, type PgConnectionSettings } from './connection.js';
 
 /** A row of `claw_changes` as a read selects it (`seq, at, change`). */
 export interface ChangeRow {
@@ -39,12 +40,22 @@ export function parseStored<T>(text: string, location: string, record: number): 
   }
 }
 
-/** What a read of `location` rejects with: `session_read_failed`, unless it failed as one. */
-export function readError(error: unknown, location: string): SessionLogError {
+/**
+ * What a read of `location` rejects with: `session_read_failed`, unless it failed as one; its
+ * cause is `store_unavailable` when PostgreSQL could not be reached or did not answer in time.
+ */
+export function readError(
+  error: unknown,
+  location: string,
+  settings: Partial<PgConnectionSettings> = {},
+): SessionLogError {
   if (error instanceof SessionLogError) return error;
+  const unavailable = storeUnavailable(error, `reading ${location}`, settings);
   return new SessionLogError(
-    `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is reachable, then ` +
-    'retry.',
-    { code: 'session_read_failed', location, cause: error },
+    unavailable === undefined
+      ? `Could not read ${location}: ${errorMessage(error)}. Check that PostgreSQL is ` +
+      'reachable, then retry.'
+      : `${unavailable.message} Then retry.`,
+    { code: 'session_read_failed', location, cause: unavailable ?? error },
   );
 }

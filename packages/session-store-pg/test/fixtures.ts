@@ -1,7 +1,7 @@
 import type { SessionSnapshot } from '@claw/session-store';
 import { emptySnapshot as emptyConformanceSnapshot } from '@claw/session-store/testing';
 import { afterAll } from 'vitest';
-import { PgSessionLog, type PgSessionLogOptions } from '../src/index.js';
+import { PgSessionLog, type PgSessionLogOpenOptions } from '../src/index.js';
 import { startCluster, type TestCluster } from '../src/testing/index.js';
 
 /**
@@ -23,7 +23,7 @@ const opened: PgSessionLog[] = [];
 
 export async function openLog(
   connectionString: string,
-  options: Omit<PgSessionLogOptions, 'pool'> & { poolSize?: number } = {},
+  options: Omit<PgSessionLogOpenOptions, 'connectionString'> = {},
 ): Promise<PgSessionLog> {
   const log = await PgSessionLog.open({ connectionString, ...options });
   opened.push(log);

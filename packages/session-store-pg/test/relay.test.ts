@@ -464,11 +464,12 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     await lease.release();
   });
 
-  it('takes each request once when two instances serve the same session', async () => {
+  it('takes each request once, by the lease holder, when two instances serve the same session', async () => {
     const url = await freshDatabase();
     const a = await openLog(url, { instanceId: 'a', pollMs: 50 });
     const c = await openLog(url, { instanceId: 'c', pollMs: 50 });
     const b = await openLog(url, { instanceId: 'b' });
+    const lease = await a.acquire('s');
     const onA = recordingHandler();
     const onC = recordingHandler();
     const stopA = a.serve('s', onA.handle);
@@ -476,9 +477,73 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const contents = Array.from({ length: 8 }, (_, index) => `r${index}`);
     const replies = await Promise.all(contents.map((content) => b.send('s', prompt(content), { timeoutMs: 10_000 })));
     expect(replies).toEqual(contents.map((content) => ({ ok: true, taskId: `task-${content}` })));
-    expect([...onA.seen, ...onC.seen].sort()).toEqual(contents);
+    expect(onA.seen.sort()).toEqual(contents);
+    expect(onC.seen).toEqual([]);
     stopA();
     stopC();
+    await lease.release();
+  });
+
+  it('fences the inbox claim by the lease epoch in SQL: a lapsed or taken-over owner claims nothing, its successor does (LIFE-2)', async () => {
+    const url = await freshDatabase();
+    const timers = new ManualTimers();
+    // Manual timers: A never renews, so it does not learn of the takeover on its own.
+    const a = await openLog(url, { instanceId: 'a', pollMs: 50, setTimer: timers.setTimer });
+    const b = await openLog(url, { instanceId: 'b', pollMs: 50, setTimer: timers.setTimer });
+    const sender = await openLog(url, { instanceId: 'sender' });
+    await a.acquire('s');
+    await a.compact('s', emptySnapshot('s'));
+    await a.pool.query('UPDATE claw_sessions SET lease_until = now() - interval \'1 ms\' WHERE id = $1', ['s']);
+
+    // What A's claims of the inbox returned, once settled: the rows each took.
+    const query = vi.spyOn(a.pool, 'query');
+    const claimsOfA = async (): Promise<unknown[]> => {
+      const claims: Array<Promise<{ rows: unknown[] }>> = [];
+      query.mock.calls.forEach((call, index) => {
+        const text = typeof call[0] === 'string' ? call[0] : (call[0] as { text?: string }).text ?? '';
+        if (/UPDATE claw_inbox/.test(text) && /taken_at = now\(\)/.test(text)) {
+          claims.push(query.mock.results[index]?.value as Promise<{ rows: unknown[] }>);
+        }
+      });
+      const settled = await Promise.allSettled(claims);
+      return settled.map((result) => (result.status === 'fulfilled' ? result.value.rows : 'failed'));
+    };
+    const expectNothingClaimed = async (atLeast: number) => {
+      await vi.waitFor(
+        async () => expect((await claimsOfA()).length).toBeGreaterThanOrEqual(atLeast),
+        { timeout: 5_000, interval: 10 },
+      );
+      const claims = await claimsOfA();
+      expect(claims).toEqual(claims.map(() => []));
+      return claims.length;
+    };
+    const onA = recordingHandler();
+    const onB = recordingHandler();
+    const stopA = a.serve('s', onA.handle);
+    const sent = sender.send('s', prompt('r1'), { timeoutMs: 10_000 });
+    try {
+      // A's lease lapsed (nobody took it over yet): its claims take nothing.
+      const whileLapsed = await expectNothingClaimed(1);
+
+      // B takes the session over; A does not know yet and keeps trying.
+      const leaseB = await b.acquire('s');
+      expect(leaseB).toMatchObject({ epoch: 2, tookOver: true });
+      expect(a.leaseOf('s')).toMatchObject({ epoch: 1, lost: false });
+      await expectNothingClaimed(whileLapsed + 2);
+      expect(onA.seen).toEqual([]);
+      expect((await inboxRows(a, 's')).map((row) => row.taken)).toEqual([false]);
+
+      // The owner of the current epoch takes it.
+      const stopB = b.serve('s', onB.handle);
+      expect(await sent).toEqual({ ok: true, taskId: 'task-r1' });
+      expect(onB.seen).toEqual(['r1']);
+      expect(onA.seen).toEqual([]);
+      stopB();
+      await leaseB.release();
+    } finally {
+      stopA();
+      query.mockRestore();
+    }
   });
 
   it('lets go of replies nobody read (their sender stopped) after ten minutes, and keeps the rest', async () => {
@@ -503,7 +568,11 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
 
   it('looks at the inbox once per poll for all the sessions it serves, and serves a request whose wake-up was lost', async () => {
     const url = await freshDatabase();
-    const a = await openLog(url, { instanceId: 'a', pollMs: 1000 });
+    // Manual timers: no lease renewal runs a query while the polls are counted.
+    const a = await openLog(url, { instanceId: 'a', pollMs: 1000, setTimer: new ManualTimers().setTimer });
+    const ids = ['s1', 's2', 's3', 's4', 's5'];
+    // Each served by its owner: the one holding its lease.
+    for (const id of ids) await a.acquire(id);
     // Listening before serving: its first connection wakes every server (a drain each).
     const listening = wakeCounter();
     const unwatch = a.watch('other', listening.wake);
@@ -516,7 +585,6 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       const handled: string[] = [];
-      const ids = ['s1', 's2', 's3', 's4', 's5'];
       const stops = ids.map((id) => a.serve(id, (request) => {
         handled.push(`${id} ${request.kind}`);
         return Promise.resolve({ ok: true });

@@ -5,3 +5,4 @@ export {
   startCluster,
   type ClusterOptions,
 } from './cluster.js';
+export { TcpProxy } from './tcp-proxy.js';
