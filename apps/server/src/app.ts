@@ -95,6 +95,7 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       env: io.env,
       tracer: tracing.tracer,
       ...(options.demo ? { provider: createDemoModel({ unattended: false, endless: true }) } : {}),
+      onError: (error, what) => io.err(`claw-server: ${what}: ${errorMessage(error)}`),
       // A workspace's MCP server that is skipped, drops or comes back (MCP-5).
       mcp: { onWarning: (warning, workDir) => io.err(`mcp (${workDir}): ${warning.message}`) },
     });
@@ -106,6 +107,8 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       factory,
       workspaces,
       token,
+      // Background failures (an idle unload that could not store, a takeover) are said (LIFE-2).
+      onError: (line) => io.err(line),
       host: options.host,
       tcpPort: options.tcpPort,
       httpPort: options.httpPort,

@@ -8,7 +8,7 @@ import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
 import { ConnectionHub, defaultConnectionLimits, type ConnectionLimits } from './connections.js';
 import { createHttpRoutes } from './http.js';
 import { OriginPolicy } from './security.js';
-import { ServerSessions, type ServerSessionsOptions } from './sessions.js';
+import { ServerSessions, type ServerSessionsOptions, type SetTimer } from './sessions.js';
 import { serveTcpSocket } from './tcp.js';
 import { WebSocketTransport } from './websocket.js';
 
@@ -36,6 +36,14 @@ export interface ClawServerOptions {
   relay?: { log: SessionRelay; pollMs?: number };
   /** Told of a stored session that cannot be read (see `ServerSessionsOptions.onUnreadable`). */
   onUnreadableSession?: ServerSessionsOptions['onUnreadable'];
+  /**
+   * The server's error log: one line for each failure in the background, where nobody waits for
+   * it (a session that cannot be stored when it is unloaded, a takeover that fails). The server
+   * goes on after each (LIFE-2). Default: not told.
+   */
+  onError?: (line: string) => void;
+  /** The sessions' idle timeouts and heartbeats (default `setTimeout`); tests drive them. */
+  setTimer?: SetTimer;
   limits?: Partial<ConnectionLimits>;
   /** The web console's built files; served at `/`. */
   consoleDir?: string;
@@ -104,6 +112,8 @@ export class ClawServer {
       ...(options.onUnreadableSession === undefined
         ? {}
         : { onUnreadable: options.onUnreadableSession }),
+      ...(options.onError === undefined ? {} : { onError: options.onError }),
+      ...(options.setTimer === undefined ? {} : { setTimer: options.setTimer }),
     });
     const limits = { ...defaultConnectionLimits, ...options.limits };
     this.hub = new ConnectionHub({

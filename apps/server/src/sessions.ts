@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
 import type { RuntimeSource, UnreadableWelcomeSession, WelcomeSession } from '@claw/channel';
-import { abortReason, sessionTitle } from '@claw/core';
+import { abortReason, errorMessage, sessionTitle } from '@claw/core';
 import {
   RemoteRuntime,
   RemoteSession,
@@ -19,6 +19,16 @@ import {
 
 /** What the registry needs of the runtime factory. */
 export type SessionFactory = Pick<RuntimeFactory, 'createRuntime' | 'listSessions' | 'closeSession'>;
+
+/** Starts a timer and returns what cancels it. */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
+/** `setTimeout`, read when called (fake timers still apply), not keeping the process alive. */
+const defaultSetTimer: SetTimer = (callback, ms) => {
+  const timer = setTimeout(callback, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
 
 export interface ServerSessionsOptions {
   factory: SessionFactory;
@@ -40,6 +50,15 @@ export interface ServerSessionsOptions {
    * the sessions are listed; again only if its reason changed, or it was readable in between.
    */
   onUnreadable?: (session: UnreadableSession, workDir: string) => void;
+  /**
+   * Told, one line each, of what failed in the background, where nobody waits for it (LIFE-2):
+   * storing and letting go a session at the end of its idle time or at shutdown, taking over a
+   * session whose owner went away. The server goes on; nothing of it may end the process.
+   * Default: not told.
+   */
+  onError?: (line: string) => void;
+  /** The idle timeouts' and the heartbeats' timers (default `setTimeout`); tests drive them. */
+  setTimer?: SetTimer;
 }
 
 /** How long a listing of the stored sessions serves `welcome` (see `storedSessions`). */
@@ -66,10 +85,13 @@ interface Entry {
   stopServing: (() => void) | undefined;
   /** A takeover under way. */
   takingOver: Promise<void> | undefined;
-  /** While clients here follow a session another instance owns: tells the owner so. */
-  heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** While clients here follow a session another instance owns: tells the owner so (stops it). */
+  heartbeat: (() => void) | undefined;
   clients: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The idle timer (cancels it). */
+  timer: (() => void) | undefined;
+  /** What the last takeover that failed said (each failure is told once, not every poll). */
+  takeoverFailure: string | undefined;
   /** Set when the idle time ran out with nobody attached; cleared when a client comes. */
   expired: boolean;
   /** Questions waiting for the idle time to run out. */
@@ -95,9 +117,11 @@ export class ServerSessions implements RuntimeSource {
   /** The stored sessions the last listing could not read, by workspace and session. */
   private unreadable = new Map<string, UnreadableWelcomeSession>();
   private closed = false;
+  private readonly setTimer: SetTimer;
 
   constructor(options: ServerSessionsOptions) {
     this.options = options;
+    this.setTimer = options.setTimer ?? defaultSetTimer;
   }
 
   /**
@@ -332,6 +356,9 @@ export class ServerSessions implements RuntimeSource {
     const entries = (await Promise.allSettled([...this.entries.values()])).flatMap((settled) =>
       settled.status === 'fulfilled' && settled.value.sessionId === sessionId ? [settled.value] : [],
     );
+    // Serving stops at once, before the task winds down: the new owner may serve the session
+    // already, and what other instances' clients send is its to answer, not this instance's.
+    for (const entry of entries) this.stopServing(entry);
     // The task first, while its clients still follow the session: they see it canceled.
     await Promise.allSettled(entries.map(async (entry) => {
       entry.keeper?.cancel(reason);
@@ -339,15 +366,11 @@ export class ServerSessions implements RuntimeSource {
     }));
     const unloading: Array<Promise<void>> = [];
     for (const entry of entries) {
-      clearTimeout(entry.timer);
-      entry.timer = undefined;
-      // Closing waits for the session's last events to settle (their writes are refused).
-      const closed = this.unload(entry).catch(() => undefined);
-      entry.unloading ??= closed.finally(() => {
-        void this.entries.get(entry.key)?.then((current) => {
-          if (current === entry) this.entries.delete(entry.key);
-        });
-      });
+      this.disarm(entry);
+      // Closing waits for the session's last events to settle (their writes are refused); its
+      // clients are told why it ends (LIFE-2). A store that refuses is expected here.
+      const closed = this.unload(entry, reason).catch(() => undefined);
+      entry.unloading ??= closed.finally(() => this.forget(entry));
       unloading.push(entry.unloading);
     }
     await Promise.allSettled(unloading);
@@ -376,8 +399,11 @@ export class ServerSessions implements RuntimeSource {
     await Promise.allSettled(
       entries.map(async (settled) => {
         if (settled.status !== 'fulfilled') return;
-        clearTimeout(settled.value.timer);
-        await this.unload(settled.value);
+        const entry = settled.value;
+        this.disarm(entry);
+        await this.unload(entry).catch((error: unknown) => {
+          this.report(entry, 'could not be stored and let go at shutdown', error);
+        });
       }),
     );
     this.entries.clear();
@@ -415,6 +441,7 @@ export class ServerSessions implements RuntimeSource {
       heartbeat: undefined,
       clients: 0,
       timer: undefined,
+      takeoverFailure: undefined,
       expired: false,
       waiters,
       unloading: undefined,
@@ -440,26 +467,37 @@ export class ServerSessions implements RuntimeSource {
   /**
    * While clients here follow a session another instance owns, that owner hears so every third
    * of the idle time (at most every minute): its idle timeout counts them as watching (CH-10),
-   * and does not deny the session's questions while someone here could answer them.
+   * and does not deny the session's questions while someone here could answer them. Best effort:
+   * an owner that does not hear it (gone, or busy) is followed up by the takeover. Returns what
+   * stops it.
    */
-  private heartbeat(entry: Entry, relay: SessionRelay): ReturnType<typeof setInterval> {
+  private heartbeat(entry: Entry, relay: SessionRelay): () => void {
     const every = Math.max(100, Math.min(60_000, Math.floor(this.options.idleTimeoutMs / 3)));
-    const timer = setInterval(() => {
-      if (entry.clients === 0) return;
-      relay.send(entry.sessionId, { kind: 'watching', by: 'claw-server' }, { timeoutMs: every })
-        .catch(() => undefined);
-    }, every);
-    timer.unref();
-    return timer;
+    let stopped = false;
+    let cancel: () => void = () => undefined;
+    const beat = (): void => {
+      if (entry.clients > 0) {
+        try {
+          relay.send(entry.sessionId, { kind: 'watching', by: 'claw-server' }, { timeoutMs: every })
+            .catch(() => undefined);
+        } catch {
+          // A relay that throws at once is like one that did not answer.
+        }
+      }
+      if (!stopped) cancel = this.setTimer(beat, every);
+    };
+    cancel = this.setTimer(beat, every);
+    return () => {
+      stopped = true;
+      cancel();
+    };
   }
 
   /** Another instance's clients follow a session this one owns: it is watched (CH-10). */
   private watched(entry: Entry): void {
     if (entry.clients > 0 || this.closed || entry.unloading !== undefined) return;
     entry.expired = false;
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => void this.expire(entry), this.options.idleTimeoutMs);
-    entry.timer.unref();
+    this.arm(entry);
   }
 
   /**
@@ -506,11 +544,18 @@ export class ServerSessions implements RuntimeSource {
       try {
         const keeper = await this.own(entry);
         // Owned here now: nobody else to tell that its clients watch.
-        clearInterval(entry.heartbeat);
+        entry.heartbeat?.();
         entry.heartbeat = undefined;
+        entry.takeoverFailure = undefined;
         entry.remote?.adopt(keeper);
       } catch (error) {
-        if (!(error instanceof SessionLockedError)) throw error;
+        // Another instance was quicker: it serves the session now. Anything else (the store is
+        // away) is said once, and the next look of the follower tries again.
+        if (error instanceof SessionLockedError) return;
+        const said = errorMessage(error);
+        if (entry.takeoverFailure === said) return;
+        entry.takeoverFailure = said;
+        this.report(entry, 'could not be taken over from its owner, which went away', error);
       } finally {
         entry.takingOver = undefined;
       }
@@ -518,15 +563,28 @@ export class ServerSessions implements RuntimeSource {
     return entry.takingOver;
   }
 
-  /** Lets the entry's session go: stops serving, closes the keeper and the remote follower. */
-  private async unload(entry: Entry): Promise<void> {
+  /**
+   * Stops answering other instances' requests for the session and relaying its progress, and
+   * stops telling its owner that clients here watch it.
+   */
+  private stopServing(entry: Entry): void {
     entry.stopServing?.();
     entry.stopServing = undefined;
-    clearInterval(entry.heartbeat);
+    entry.heartbeat?.();
     entry.heartbeat = undefined;
+  }
+
+  /**
+   * Lets the entry's session go: stops serving, closes the keeper and the remote follower. With
+   * `reason` the session is let go while clients may follow it (SCALE-2): those that follow it
+   * through the remote follower are told why (`SessionEndedError`, LIFE-2).
+   */
+  private async unload(entry: Entry, reason?: Error): Promise<void> {
+    this.stopServing(entry);
     try {
       await entry.keeper?.close({ cancel: false });
     } finally {
+      if (reason !== undefined) entry.remote?.events.close(reason);
       await entry.remote?.close();
     }
   }
@@ -561,20 +619,38 @@ export class ServerSessions implements RuntimeSource {
   }
 
   private touch(entry: Entry): void {
-    clearTimeout(entry.timer);
-    entry.timer = undefined;
+    this.disarm(entry);
     entry.expired = false;
   }
 
   private leave(entry: Entry): void {
     entry.clients -= 1;
     if (entry.clients > 0 || this.closed) return;
-    clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => void this.expire(entry), this.options.idleTimeoutMs);
-    entry.timer.unref();
+    this.arm(entry);
   }
 
-  /** The idle time ran out: deny what waits, unload once no task runs (unless a client came). */
+  /** (Re)starts the entry's idle time. */
+  private arm(entry: Entry): void {
+    this.disarm(entry);
+    entry.timer = this.setTimer(() => {
+      entry.timer = undefined;
+      // A timer's work has nobody to throw to: what fails is said, and the server goes on.
+      this.expire(entry).catch((error: unknown) => {
+        this.report(entry, 'could not be let go after the idle timeout', error);
+      });
+    }, this.options.idleTimeoutMs);
+  }
+
+  private disarm(entry: Entry): void {
+    entry.timer?.();
+    entry.timer = undefined;
+  }
+
+  /**
+   * The idle time ran out: deny what waits, unload once no task runs (unless a client came). A
+   * session that cannot be stored or released (its store is away) is unloaded all the same, and
+   * said: it is the store's again, and a client that comes back reads it from there.
+   */
   private async expire(entry: Entry): Promise<void> {
     if (entry.clients > 0 || entry.unloading !== undefined) return;
     entry.expired = true;
@@ -583,12 +659,37 @@ export class ServerSessions implements RuntimeSource {
     await entry.keeper?.idle().catch(() => undefined);
     await entry.takingOver?.catch(() => undefined);
     if (entry.clients > 0 || !entry.expired || entry.unloading !== undefined) return;
-    entry.unloading = this.unload(entry).finally(() => {
-      void this.entries.get(entry.key)?.then((current) => {
-        if (current === entry) this.entries.delete(entry.key);
-      });
-    });
+    entry.unloading = this.unload(entry)
+      .catch((error: unknown) => {
+        this.report(entry, 'could not be stored and let go after the idle timeout', error);
+      })
+      .finally(() => this.forget(entry));
     await entry.unloading;
+  }
+
+  /** Takes an unloaded entry out of the map (unless a new one of its session is there). */
+  private forget(entry: Entry): void {
+    const pending = this.entries.get(entry.key);
+    pending?.then(
+      (current) => {
+        if (current === entry && this.entries.get(entry.key) === pending) {
+          this.entries.delete(entry.key);
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  /** Says what failed in the background (`onError`); a reporter that throws changes nothing. */
+  private report(entry: Entry, what: string, error: unknown): void {
+    try {
+      this.options.onError?.(
+        `claw-server: session ${JSON.stringify(entry.sessionId)} (${entry.workDir}) ${what}: ` +
+        errorMessage(error),
+      );
+    } catch {
+      // Nothing more to do: the failure was to be said, and saying it failed.
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RuntimeFactory, WorkspaceSessions } from '@claw/runtime';
 import { plainCommandSpawner } from '@claw/sandbox';
-import { ScriptedProvider } from '@claw/testing';
+import { ManualClock, ScriptedProvider } from '@claw/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ServerSessions } from '../src/sessions.js';
 import {
@@ -19,6 +19,14 @@ import {
 } from './helpers.js';
 
 afterEach(cleanUp);
+
+/** Waits (at most 5 s) until `check` holds: for what the server does in the background. */
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5000; !check();) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
   it.each(['tcp', 'ws'] as const)('%s: the seed flow: a bare prompt opens a session and runs', async (kind) => {
@@ -151,26 +159,37 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
 
   it('idle sessions are unloaded after --idle-timeout-ms and their pending approvals denied (CH-10)', async () => {
     const gate = new GateTool('risky', 'dangerous');
+    // The idle time is the test's to move: nothing here depends on how fast the machine is.
+    const clock = new ManualClock();
+    const idleTimeoutMs = 60_000;
     const { address, server } = await startServer({
       steps: [gateCall('needs ok', 'risky'), { text: 'after the answer' }],
       tools: [gate.tool],
-      server: { idleTimeoutMs: 150 },
+      server: { idleTimeoutMs, setTimer: clock.setTimer },
     });
     const { client, sessionId } = await openSession('tcp', address);
     client.send({ type: 'prompt', content: 'go' });
     const request = await client.next('approval_request');
+    expect(clock.pending).toEqual([]);
     (client as TcpClient).socket.destroy();
     await client.whenClosed();
-    const observer = await TcpClient.connect(address.tcp);
-    await observer.hello();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    // Still loaded and waiting: the question is pending until the idle time runs out.
+    // Its last client left: the idle time starts (and a connection that did not open the
+    // session does not count as watching it).
+    await waitUntil(() => clock.pending.length === 1, 'the idle timer to start');
+    expect(clock.pending).toEqual([{ at: clock.time + idleTimeoutMs, ms: idleTimeoutMs }]);
+    // All but the last moment of the idle time: still loaded, the question still pending.
+    clock.advance(idleTimeoutMs - 1);
     expect(server.loadedSessions).toBe(1);
+    const observer = await TcpClient.connect(address.tcp);
+    const welcome = await observer.hello();
+    const listed = welcome.type === 'welcome' ? welcome.sessions.find((session) => session.session_id === sessionId) : undefined;
+    expect(listed?.state).toBe('awaiting_approval');
+    expect(clock.pending).toHaveLength(1);
     observer.socket.destroy();
     await observer.whenClosed();
-    const deadline = Date.now() + 5000;
-    while (server.loadedSessions > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(server.loadedSessions).toBe(0);
+    // The idle time runs out: the question is denied, the task ends, and the session is unloaded.
+    clock.advance(1);
+    await waitUntil(() => server.loadedSessions === 0, 'the session to be unloaded');
     expect(gate.started).toEqual([]);
     const back = await TcpClient.connect(address.tcp);
     await back.hello();
@@ -179,7 +198,7 @@ describe('claw-server sessions (CH-6, CH-8 to CH-11)', () => {
     expect(resolved).toMatchObject({ decision: 'deny', by: 'claw-server (idle timeout)' });
     const result = await back.next('tool_result');
     expect(result.is_error).toBe(true);
-    expect(result.result).toContain('nobody was connected to answer it');
+    expect(result.result).toContain('nobody was connected to answer it: no client watched this session for 1 min');
     await back.next('task_completed');
   });
 });

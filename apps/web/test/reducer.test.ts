@@ -398,6 +398,26 @@ describe('cursor_expired', () => {
   });
 });
 
+describe('the end of a session\'s events here (lease_lost, store_unavailable, session_dropped)', () => {
+  it.each(['lease_lost', 'store_unavailable', 'session_dropped'])('%s: says why and reopens the session without a cursor', (code) => {
+    const s1 = new SessionScript('s1');
+    let state = prompted(withFreshSession('s1'), s1, 'a prompt');
+    state = receive(state, ...s1.reply(1, ['part of an answer']));
+    const ended = errorEvent({ code, message: 'session "s1" was let go by this process', session_id: 's1' });
+    state = receive(state, ended);
+    expect(view(state, 's1')).toMatchObject({ resync: true, synced: false });
+    expect(state.notice).toBe('s1: session "s1" was let go by this process (opening it again)');
+    expect(followUps(state, ended)).toEqual([{ type: 'open', session_id: 's1' }]);
+  });
+
+  it('asks for nothing for a session the page closed meanwhile', () => {
+    let state = reduce(withFreshSession('s1'), { type: 'close_requested', sessionId: 's1' });
+    const ended = errorEvent({ code: 'lease_lost', message: 'lost', session_id: 's1' });
+    state = receive(state, ended);
+    expect(followUps(state, ended)).toEqual([]);
+  });
+});
+
 describe('welcome after a reconnect', () => {
   it('reopens each panel, with after: lastSeq only when the view is synced', () => {
     const s1 = new SessionScript('s1');

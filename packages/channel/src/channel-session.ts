@@ -7,7 +7,7 @@ import {
   type RuntimeHandle,
 } from '@claw/runtime';
 import { ChannelError, toChannelError } from './errors.js';
-import { toWireMessage, type ServerEvent } from './protocol.js';
+import { isSessionEndCode, toWireMessage, type ServerEvent } from './protocol.js';
 
 export type ChannelRole = 'controller' | 'observer';
 
@@ -33,6 +33,8 @@ export class ChannelSession {
   private stopProgress: () => void = () => undefined;
   /** At most one progress report a tool call every `progressEveryMs`. */
   private readonly progressThrottle = new KeyedThrottle(progressEveryMs, 64);
+  /** Why the server let the session go while this connection followed it (LIFE-2). */
+  private endedWith: ChannelError | undefined;
 
   constructor(options: {
     runtime: RuntimeHandle;
@@ -50,6 +52,15 @@ export class ChannelSession {
 
   get role(): ChannelRole {
     return this.currentRole;
+  }
+
+  /**
+   * Set once the server let the session go while this connection followed it (`lease_lost`,
+   * `store_unavailable`, `session_dropped`; LIFE-2): the client was told, and its requests get
+   * the same error until it opens the session again (a new attachment, see `ChannelConnection`).
+   */
+  get ended(): ChannelError | undefined {
+    return this.endedWith;
   }
 
   /**
@@ -96,7 +107,11 @@ export class ChannelSession {
             }),
       });
     }
-    void this.follow(cursor, this.subscription.signal);
+    const { signal } = this.subscription;
+    void this.follow(cursor, signal).catch((error: unknown) => {
+      // Never an unhandled rejection: the client is told, as of any failure of its session.
+      if (!signal.aborted) this.send(errorEvent(toChannelError(error, this.id)));
+    });
     this.forwardProgress();
     return view.seq;
   }
@@ -130,6 +145,7 @@ export class ChannelSession {
    * @throws ChannelError `not_controller`, `session_busy`.
    */
   async prompt(content: string): Promise<string> {
+    this.requireLive();
     this.requireController('prompt or interrupt');
     try {
       const { id } = await this.runtime.start(content);
@@ -143,7 +159,7 @@ export class ChannelSession {
           { code: 'session_busy', sessionId: this.id, cause: error },
         );
       }
-      throw toChannelError(error, this.id);
+      throw this.failure(error);
     }
   }
 
@@ -155,6 +171,7 @@ export class ChannelSession {
    *   instance runs).
    */
   async compact(focus: string | undefined): Promise<string> {
+    this.requireLive();
     this.requireController('compact the conversation');
     const compact = this.runtime.compact?.bind(this.runtime);
     if (compact === undefined) {
@@ -176,7 +193,7 @@ export class ChannelSession {
           { code: 'session_busy', sessionId: this.id, cause: error },
         );
       }
-      throw toChannelError(error, this.id);
+      throw this.failure(error);
     }
   }
 
@@ -186,6 +203,7 @@ export class ChannelSession {
    * @throws ChannelError `not_controller`, `not_running`.
    */
   async interrupt(reason: string): Promise<void> {
+    this.requireLive();
     this.requireController('prompt or interrupt');
     if (this.runtime.activeTask === undefined) {
       throw new ChannelError(`session ${JSON.stringify(this.id)} has no running task`, {
@@ -196,7 +214,7 @@ export class ChannelSession {
     try {
       await this.runtime.cancel(new Error(reason));
     } catch (error) {
-      throw toChannelError(error, this.id);
+      throw this.failure(error);
     }
   }
 
@@ -206,6 +224,7 @@ export class ChannelSession {
    * @throws ChannelError `approval_not_pending` (also for an observer's answer).
    */
   async answer(requestId: string, decision: ApprovalDecision, by: string): Promise<void> {
+    this.requireLive();
     const notPending = (why: string): ChannelError =>
       new ChannelError(why, { code: 'approval_not_pending', sessionId: this.id, requestId });
     if (this.currentRole !== 'controller') {
@@ -218,7 +237,7 @@ export class ChannelSession {
       await this.runtime.respond(requestId, decision, by);
     } catch (error) {
       if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
-      throw toChannelError(error, this.id);
+      throw this.failure(error);
     }
   }
 
@@ -234,7 +253,36 @@ export class ChannelSession {
     if (end && this.currentRole === 'controller' && mine) {
       await Promise.resolve(this.runtime.cancel(new Error(`ended by ${by}`))).catch(() => undefined);
     }
-    await this.runtime.close({ cancel: false });
+    const closing = this.runtime.close({ cancel: false });
+    // A session the server let go may not be stored from here any more: leaving is all there is.
+    await (this.endedWith === undefined ? closing : closing.catch(() => undefined));
+  }
+
+  /**
+   * @throws ChannelError with the code that ended the session here (`lease_lost`,
+   *   `store_unavailable`, `session_dropped`): open it again.
+   */
+  private requireLive(): void {
+    const ended = this.endedWith;
+    if (ended === undefined) return;
+    throw new ChannelError(ended.message, { code: ended.code, sessionId: this.id, cause: ended });
+  }
+
+  /**
+   * A failure of a request as the client gets it; one that says the session was let go (the
+   * runtime refused before the subscription ended) ends the session here too.
+   */
+  private failure(error: unknown): ChannelError {
+    const failure = toChannelError(error, this.id);
+    if (isSessionEndCode(failure.code)) this.end(failure);
+    return failure;
+  }
+
+  /** The session was let go: its subscription and progress stop; requests get `failure`. */
+  private end(failure: ChannelError): void {
+    this.endedWith ??= failure;
+    this.subscription.abort();
+    this.stopProgress();
   }
 
   /** @throws ChannelError `not_controller` */
@@ -287,6 +335,11 @@ export class ChannelSession {
                 oldestSeq: error.oldestSeq,
               })
             : toChannelError(error, this.id);
+        // The server let the session go (LIFE-2): said once, with why; the client reopens it.
+        if (isSessionEndCode(failure.code)) {
+          if (this.endedWith !== undefined) return;
+          this.end(failure);
+        }
         this.send(errorEvent(failure));
         return;
       }

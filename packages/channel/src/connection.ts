@@ -144,7 +144,8 @@ export class ChannelConnection {
           code: 'unauthorized',
           message: `no hello within ${options.helloTimeoutMs} ms: send {"type":"hello","token":…,"protocol":1} first`,
         });
-        void this.finish({ code: 'unauthorized', message: 'no hello in time' });
+        // Closing cannot fail in a way anyone could act on; it must not end the process either.
+        this.finish({ code: 'unauthorized', message: 'no hello in time' }).catch(() => undefined);
       }, options.helloTimeoutMs);
     }
   }
@@ -358,7 +359,14 @@ export class ChannelConnection {
       );
     }
     const role = options.role ?? 'controller';
-    const existing = this.sessions.get(id);
+    let existing = this.sessions.get(id);
+    if (existing?.ended !== undefined) {
+      // The server let it go while this connection followed it (LIFE-2): what it had of the
+      // session is left behind, and the session is read afresh.
+      this.sessions.delete(id);
+      await existing.detach(false, this.name).catch(() => undefined);
+      existing = undefined;
+    }
     // Opened again (a resync): the old subscription ends, the new cursor counts.
     const session = existing ?? (await this.attach(id, options.workdir, role));
     try {

@@ -4,9 +4,11 @@ export {
   connectionEventSchema,
   defaultMaxMessageBytes,
   instructionFileSchema,
+  isSessionEndCode,
   parseClientMessage,
   protocolVersion,
   serverEventSchema,
+  sessionEndCodes,
   sessionEventSchema,
   toWireMessage,
   wireMessageSchema,
@@ -20,6 +22,7 @@ export {
   type ServerEvent,
   type ServerEventOf,
   type ServerEventType,
+  type SessionEndCode,
   type WireMessage,
 } from './protocol.js';
 export { ChannelError, toChannelError } from './errors.js';

@@ -282,6 +282,7 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({
     type: z.literal('error'),
+    /** What went wrong; one of `sessionEndCodes` ends the session's events (open it again). */
     code: z.string(),
     message: z.string(),
     session_id: sessionId.optional(),
@@ -294,6 +295,22 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
 ]);
 
 export type ConnectionEvent = z.infer<typeof connectionEventSchema>;
+
+/**
+ * The codes of the `error` (with `session_id`) that tells a session's clients the server let the
+ * session go while they followed it (LIFE-2): `lease_lost` (another instance owns it now,
+ * SCALE-2), `store_unavailable` (its store cannot be reached or written), `session_dropped` (let
+ * go for another reason). The session's events end there, and its prompts, interrupts and answers
+ * on the connection get the same error, until the client sends `open` for it again, which reads
+ * it afresh (from the store, or from the instance that owns it now).
+ */
+export const sessionEndCodes = ['lease_lost', 'store_unavailable', 'session_dropped'] as const;
+export type SessionEndCode = (typeof sessionEndCodes)[number];
+
+/** True for the code of an `error` that ended a session on the connection (see above). */
+export function isSessionEndCode(code: string): code is SessionEndCode {
+  return (sessionEndCodes as readonly string[]).includes(code);
+}
 
 /** Everything a server sends (CH-2). */
 export const serverEventSchema = z.union([sessionEventSchema, connectionEventSchema]);

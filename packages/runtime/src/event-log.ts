@@ -1,6 +1,7 @@
 import {
   ClawError,
   abortReason,
+  errorMessage,
   eventJson,
   findErrorWithCode,
   forgetEventJson,
@@ -80,6 +81,77 @@ export class SubscriberLaggedError extends ClawError {
   }
 }
 
+/**
+ * Why a session's events ended while clients followed them (LIFE-2): this process lost the
+ * session's lease (another instance owns it now, SCALE-2), its store cannot be reached, or the
+ * process let the session go for another reason (it was dropped). The same codes go on the wire.
+ */
+export const sessionEndCodes = ['lease_lost', 'store_unavailable', 'session_dropped'] as const;
+export type SessionEndCode = (typeof sessionEndCodes)[number];
+
+/**
+ * The session's log was closed while it was followed (see {@link sessionEndCodes}): its
+ * subscribers end with this error after the events it stored, and nothing more can be started on
+ * what this process had of the session. Open the session again to go on from the store.
+ */
+export class SessionEndedError extends ClawError {
+  declare readonly code: SessionEndCode;
+  readonly sessionId: string;
+
+  constructor(options: {
+    sessionId: string;
+    code: SessionEndCode;
+    message: string;
+    cause?: unknown;
+  }) {
+    super(options.message, { code: options.code, cause: options.cause });
+    this.sessionId = options.sessionId;
+  }
+}
+
+/** Store failures: the session is let go because its store cannot be reached or written. */
+const storeFailureCodes = ['store_unavailable', 'session_write_failed', 'session_read_failed'];
+
+/**
+ * The {@link SessionEndedError} for a session let go because of `reason`: `lease_lost` when its
+ * cause chain says so, `store_unavailable` for a store that cannot be reached or written, else
+ * `session_dropped`. Each message says what happened and to reopen the session.
+ */
+export function sessionEndOf(reason: unknown, sessionId: string): SessionEndedError {
+  if (reason instanceof SessionEndedError) return reason;
+  const name = JSON.stringify(sessionId);
+  const lost = findErrorWithCode(reason, leaseLostCode);
+  if (lost !== undefined) {
+    // The store's own words say who took it, or that the lease could not be renewed.
+    const said = /reopen/i.test(lost.message)
+      ? lost.message
+      : `session ${name} is no longer this process's (${lost.message}); reopen it to continue ` +
+        'where its new owner left it';
+    return new SessionEndedError({ sessionId, code: 'lease_lost', message: said, cause: reason });
+  }
+  const store = storeFailureCodes
+    .map((code) => findErrorWithCode(reason, code))
+    .find((found) => found !== undefined);
+  if (store !== undefined) {
+    return new SessionEndedError({
+      sessionId,
+      code: 'store_unavailable',
+      message:
+        `session ${name} was let go: its store cannot be used (${store.message}). Reopen it once ` +
+        'the store is back.',
+      cause: reason,
+    });
+  }
+  return new SessionEndedError({
+    sessionId,
+    code: 'session_dropped',
+    message:
+      `session ${name} was released by this process` +
+      `${reason === undefined ? '' : ` (${errorMessage(reason)})`}; reopen it to go on`,
+    cause: reason,
+  });
+}
+
 interface Kept {
   event: SessionEvent;
   size: number;
@@ -137,8 +209,10 @@ export class SessionEventLog {
   private readonly inFlight: Array<{ event: SessionEvent; settled: boolean }> = [];
   private readonly subscribers = new Set<Subscriber>();
   private closed = false;
-  /** Set once a write said this process no longer owns the session (SCALE-2). */
+  /** Set once a write said this process no longer owns the session (SCALE-2): the store's error. */
   private lost: ClawError | undefined;
+  /** Why the log was closed while it was followed (LIFE-2); unset for a normal close. */
+  private closedWith: SessionEndedError | undefined;
 
   constructor(options: {
     session: EventSource;
@@ -201,12 +275,23 @@ export class SessionEventLog {
   }
 
   /**
+   * Why the log ended (its subscribers end with it, and nothing more may be started on the
+   * session here): a `lease_lost` error, or a {@link SessionEndedError}; `undefined` while it goes
+   * on, or after a normal close.
+   */
+  get ended(): ClawError | undefined {
+    return this.lost ?? this.closedWith;
+  }
+
+  /**
    * The events after `after` (default: the last one now, i.e. only new ones), in order, exactly
    * once, then live ones, until `signal` aborts (the iteration then rejects with its reason) or
-   * the log closes (it then ends).
+   * the log closes (it then ends, or rejects with why the session was let go).
    *
    * @throws CursorExpiredError (at once) when `after` cannot be served.
    * @throws SubscriberLaggedError (from the iteration) when the subscriber fell behind its bound.
+   * @throws SessionEndedError (from the iteration) once it read every event stored before the
+   *   session was let go (`lease_lost`, `store_unavailable`, `session_dropped`).
    */
   events(
     options: { after?: number; signal?: AbortSignal; bound?: SubscriberBound } = {},
@@ -229,9 +314,16 @@ export class SessionEventLog {
     return this.iterate(subscriber, options.signal);
   }
 
-  /** Ends every subscription (they finish normally, after the events already numbered). */
-  close(): void {
+  /**
+   * Ends every subscription, after the events already numbered. Without `reason` they finish
+   * normally (nobody follows the session any more); with one, the session was let go while it
+   * was followed (LIFE-2) and they end with its {@link SessionEndedError} (`lease_lost`,
+   * `store_unavailable` or `session_dropped`, see {@link sessionEndOf}), as does any later
+   * subscription. The first reason stays.
+   */
+  close(reason?: unknown): void {
     this.closed = true;
+    if (reason !== undefined) this.closedWith ??= sessionEndOf(reason, this.sessionId);
     for (const subscriber of this.subscribers) subscriber.wake?.();
   }
 
@@ -277,9 +369,13 @@ export class SessionEventLog {
           this.releaseEncoding(next.event);
           continue;
         }
+        // Lost: what was numbered and not stored is never delivered (see `commitSettled`).
         if (this.lost !== undefined) throw this.lost;
         // Closed: done once the events numbered before it were delivered (writes still settling).
-        if (this.closed && this.inFlight.length === 0) return;
+        if (this.closed && this.inFlight.length === 0) {
+          if (this.closedWith !== undefined) throw this.closedWith;
+          return;
+        }
         await new Promise<void>((resolve) => {
           subscriber.wake = resolve;
         });

@@ -72,6 +72,11 @@ export interface RuntimeFactoryOptions {
   resumeInterrupted?: boolean;
   /** How many recent events each session keeps for replay (RT-4). */
   eventRetention?: EventRetention;
+  /**
+   * Hears a failure of a session's background work that no caller awaits (storing and letting a
+   * session go after its task, LIFE-2), with what was being done. Default: not reported.
+   */
+  onError?: (error: unknown, what: string) => void;
   /** How far an event subscriber may fall behind (RT-3). */
   subscriberBound?: SubscriberBound;
   /** Give subagents to the model (`spawn_subagent`). Default true. */
@@ -543,6 +548,7 @@ export class RuntimeFactory {
       lease,
       workDir,
       context: sessionContext,
+      ...(this.options.onError === undefined ? {} : { onError: this.options.onError }),
       ...(this.options.eventRetention === undefined
         ? {}
         : { retention: this.options.eventRetention }),

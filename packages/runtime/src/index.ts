@@ -14,8 +14,12 @@ export {
 export { WorkspaceSessions, type SessionSource } from './workspaces.js';
 export {
   CursorExpiredError,
+  SessionEndedError,
   SessionEventLog,
   SubscriberLaggedError,
+  sessionEndCodes,
+  sessionEndOf,
+  type SessionEndCode,
   type EventSource,
   defaultEventRetention,
   defaultSubscriberBound,

@@ -21,8 +21,13 @@ import {
 import type { SessionEnvironment } from '@claw/engine';
 import { SessionBusyError } from './errors.js';
 import type { ProjectInstructions } from './instructions.js';
-import { SessionEventLog, type EventRetention, type SubscriberBound } from './event-log.js';
-import { createTaskReporter } from './event-reporter.js';
+import {
+  SessionEventLog,
+  sessionEndOf,
+  type EventRetention,
+  type SubscriberBound,
+} from './event-log.js';
+import { createTaskReporter, type TaskReporter } from './event-reporter.js';
 import { SessionApprovals } from './session-approvals.js';
 import { Task } from './task.js';
 
@@ -103,6 +108,12 @@ export interface SessionHostOptions {
   resumeInterrupted?: boolean;
   /** What the model is told about where the session works. Default: nothing. */
   context?: SessionContext;
+  /**
+   * Told of a failure in the host's background work, which has nobody to throw to: ending a
+   * task (its last events, storing and releasing the session after it). Default: ignored — the
+   * host goes on either way; nothing of it becomes an unhandled rejection.
+   */
+  onError?: (error: unknown, what: string) => void;
 }
 
 /**
@@ -123,10 +134,13 @@ export class SessionHost {
   private readonly lease: SessionLease;
   private readonly runTask: TaskRunner;
   private readonly onReleased: () => void;
+  private readonly onError: (error: unknown, what: string) => void;
   private runState: SessionRunState = 'idle';
   private active: { task: Task; prompt: string } | undefined;
   private attached = 0;
   private releasing: Promise<void> | undefined;
+  /** Why `close` let the session go, whoever was attached. */
+  private closeReason: unknown;
   /** Who hears the progress of the tools of the session's tasks (see `onToolProgress`). */
   private readonly progressListeners = new Listeners<TaskToolProgress>();
 
@@ -137,6 +151,7 @@ export class SessionHost {
     this.workDir = options.workDir;
     this.runTask = options.runTask;
     this.onReleased = options.onReleased;
+    this.onError = options.onError ?? (() => undefined);
     this.context = options.context ?? { instructions: { files: [], warnings: [] } };
     this.events = new SessionEventLog({
       session: this.session,
@@ -234,12 +249,13 @@ export class SessionHost {
    * Starts a task at once and returns it (RT-1); its events go to the session's event log, and
    * to `reporter` too when one is given (awaited: its failure stops the run, ENG-7).
    *
-   * @throws SessionBusyError when a task is running on this session.
+   * @throws SessionBusyError when a task is running on this session; SessionEndedError (or the
+   *   store's `lease_lost` error) once the host let the session go or lost it.
    */
   start(prompt: string, options: StartOptions = {}): Task {
     const running = this.active;
     if (running !== undefined) throw new SessionBusyError(this.sessionId, running.task.id);
-    if (this.releasing !== undefined) throw new Error('the session host was released');
+    this.checkOpen();
     const taskId = `task-${this.session.lastEventSeq() + 1}`;
     this.events.append({ type: 'task_started', task_id: taskId, content: prompt });
     return this.begin(taskId, prompt, options);
@@ -256,7 +272,7 @@ export class SessionHost {
   compact(options: StartOptions & { focus?: string } = {}): Task {
     const running = this.active;
     if (running !== undefined) throw new SessionBusyError(this.sessionId, running.task.id);
-    if (this.releasing !== undefined) throw new Error('the session host was released');
+    this.checkOpen();
     const taskId = `task-${this.session.lastEventSeq() + 1}`;
     const focus = options.focus?.trim() ?? '';
     const command = focus === '' ? '/compact' : `/compact ${focus}`;
@@ -301,20 +317,48 @@ export class SessionHost {
     );
     this.active = { task, prompt };
     this.setState('running', taskId);
-    void task.wait().then((result) => {
-      // Questions still open (a run that failed while asking) are settled before the end.
-      this.approvals.cancelAll(new Error('the task ended'));
-      taskReporter.closeOpenCalls('tool call canceled');
-      this.events.append(endEvent(taskId, result, task.signal));
-      this.active = undefined;
-      this.approvals.setTask(undefined);
-      this.setState('idle');
-      return this.releaseIfUnused();
-    }).catch(() => {
-      // A session that could not be stored on release (its store is down, or its lease was lost)
-      // is reported to whoever closes the host; it must not bring the process down here.
-    });
+    void task.wait()
+      .then((result) => this.end(task, result, taskReporter))
+      .catch((error: unknown) => {
+        // A session that could not be stored on release (its store is down, or its lease was
+        // lost): said, and never an unhandled rejection that would end the process.
+        this.onError(error, `ending task ${taskId} of session ${JSON.stringify(this.sessionId)}`);
+      });
     return task;
+  }
+
+  /**
+   * The task ended: its last events, then the session is idle again — also when an event cannot
+   * be numbered (a store that was closed), so that the host is never left busy (RT-7) — and is
+   * let go if nobody is attached.
+   */
+  private async end(
+    task: Task,
+    result: RunResult,
+    taskReporter: TaskReporter,
+  ): Promise<void> {
+    try {
+      try {
+        // Questions still open (a run that failed while asking) are settled before the end.
+        this.approvals.cancelAll(new Error('the task ended'));
+        taskReporter.closeOpenCalls('tool call canceled');
+        this.events.append(endEvent(task.id, result, task.signal));
+      } finally {
+        this.active = undefined;
+        this.approvals.setTask(undefined);
+      }
+      // The state changes before its event is numbered: idle even if that fails.
+      this.setState('idle');
+    } finally {
+      await this.releaseIfUnused();
+    }
+  }
+
+  /** @throws why the session can no longer be used here, once it was let go or lost. */
+  private checkOpen(): void {
+    const ended = this.events.ended;
+    if (ended !== undefined) throw ended;
+    if (this.releasing !== undefined) throw sessionEndOf(this.closeReason, this.sessionId);
   }
 
   /** Cancels the running task (and its questions), if any. */
@@ -345,8 +389,16 @@ export class SessionHost {
     };
   }
 
-  /** Cancels the task, waits for it, stores the session and lets it go (shutdown). */
+  /**
+   * Cancels the task, waits for it, stores the session and lets it go, whoever is attached
+   * (shutdown, a lost lease). Its event log's subscribers end with why (`SessionEndedError`:
+   * `lease_lost`, `store_unavailable` or `session_dropped`, after the events stored before), and
+   * so do the starts of the runtimes still attached: their clients open the session again.
+   *
+   * @throws what storing or releasing the session threw.
+   */
   async close(reason: unknown = new Error('the session was closed')): Promise<void> {
+    this.closeReason ??= reason;
     this.attached = 0;
     const task = this.active?.task;
     if (task !== undefined) {
@@ -360,7 +412,8 @@ export class SessionHost {
   private async releaseIfUnused(): Promise<void> {
     if (this.attached > 0 || this.active !== undefined) return;
     this.releasing ??= (async () => {
-      this.events.close();
+      // A host closed with a reason ends its followers with it; one nobody uses just ends.
+      this.events.close(this.closeReason);
       try {
         await this.lease.release();
       } finally {

@@ -29,6 +29,16 @@ afterEach(async () => {
 
 const chunks = (count: number) => Array.from({ length: count }, (_, index) => `w${index} `);
 
+/** A shared log whose readers find nothing new while `held` (a store that lags behind). */
+class HeldRelay extends MemoryRelay {
+  held = false;
+
+  override readSince(id: string, afterSeq: number): ReturnType<MemoryRelay['readSince']> {
+    if (this.held) return Promise.resolve({ records: [], oldestSeq: afterSeq + 1 });
+    return super.readSince(id, afterSeq);
+  }
+}
+
 function sessionsOf(relay: MemoryRelay): SessionSource {
   const sessions = relay.sessionSource();
   opened.push(sessions);
@@ -77,48 +87,58 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
 
   it('tells its clients when the runtime here no longer keeps what they missed (cursor_expired)', async () => {
     const workDir = await tempWorkspace();
-    const relay = new MemoryRelay();
-    // The runtime keeps two events, and ends a subscriber two events behind.
-    const { factory } = scriptedFactory([{ textChunks: chunks(40) }], {
+    const relay = new HeldRelay();
+    // The runtime here keeps its last two events only.
+    const { factory } = scriptedFactory([{ text: 'first' }, { textChunks: chunks(40) }], {
       sessions: sessionsOf(relay),
       eventRetention: { maxEvents: 2 },
-      subscriberBound: { maxEvents: 1 },
     });
     const remote = await follow(relay, workDir);
     const local = await factory.createRuntime({ workDir, sessionId: 's' });
-    remote.adopt(local);
     // A client that reads as a channel connection does: back from its cursor when it lagged.
+    const seen: SessionEvent[] = [];
     const reading = (async () => {
-      const seen: SessionEvent[] = [];
       let cursor = remote.events.lastSeq;
       for (;;) {
         try {
           for await (const event of remote.events.events({ after: cursor, bound: { maxEvents: 100_000 } })) {
             seen.push(event);
             cursor = event.seq;
-            if (isTaskEnd(event)) return { seen, told: undefined };
           }
-          return { seen, told: undefined };
+          return undefined;
         } catch (error) {
           if (error instanceof SubscriberLaggedError) {
             cursor = error.lastSeq;
             continue;
           }
-          if (error instanceof CursorExpiredError) return { seen, told: error };
-          throw error;
+          return error;
         }
       }
     })();
-    await remote.start('count', 'client');
-    await local.idle();
-    const { seen, told } = await reading;
-    // Exactly once, in order, up to the task's end or to where it was told what it missed.
-    expect(seen.map((event) => event.seq)).toEqual(seen.map((_, index) => index + 1));
-    if (told === undefined) {
-      expect(seen.at(-1)).toMatchObject({ type: 'task_completed' });
-    } else {
-      expect(told.oldestSeq).toBeGreaterThan(seen.length + 1);
-    }
+    // The first task reaches the client through the shared log, every event of it.
+    const first = await local.start('first').wait();
+    expect(first.status).toBe('completed');
+    const firstEnd = local.snapshot().seq;
+    await eventually(() => seen.length === firstEnd, 'the client to have the first task');
+    // Then the follower reads nothing more (the store is slow, say) while the runtime here runs a
+    // second task, and keeps only its last two events; only then does the follower take it over.
+    relay.held = true;
+    await local.start('count').wait();
+    const expected = local.cursorError(firstEnd);
+    expect(expected).toBeInstanceOf(CursorExpiredError);
+    remote.adopt(local);
+    const told = await reading;
+    // The client got the first task exactly once, in order, then was told where it can go on
+    // from: never a silent jump over what the runtime here no longer keeps.
+    expect(seen.map((event) => event.seq)).toEqual(Array.from({ length: firstEnd }, (_, index) => index + 1));
+    expect(seen.at(-1)).toMatchObject({ type: 'state', state: 'idle' });
+    expect(told).toBeInstanceOf(CursorExpiredError);
+    expect(told).toMatchObject({ code: 'cursor_expired', cursor: firstEnd, oldestSeq: expected?.oldestSeq });
+    expect((told as CursorExpiredError).oldestSeq).toBeGreaterThan(firstEnd + 1);
+    // Where it is told to go on from can be served.
+    const oldest = (told as CursorExpiredError).oldestSeq;
+    const [resumed] = await take(remote.events.events({ after: oldest - 1 }), 1);
+    expect(resumed?.seq).toBe(oldest);
   });
 
   it('answers a cancel on an idle session as the owner does: not_running', async () => {

@@ -8,6 +8,7 @@ import {
   type ApprovalHandler,
   type Policy,
 } from '@claw/approval';
+import type { SessionEvent } from '@claw/core';
 import { MemorySessionManager, SessionLockedError, type UnreadableSession } from '@claw/session-store';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -310,8 +311,17 @@ describe('letting a session go at once (closeSession)', () => {
     a.start('long');
     await until(events, (event) => event.type === 'thinking');
     await factory.closeSession('s', new Error('the lease was lost'));
-    // The follower gets the task's end, then its iteration ends.
-    const rest = await until(events, () => false);
+    // The follower gets the task's end, then its iteration ends with why (LIFE-2).
+    const rest: SessionEvent[] = [];
+    const ended = await (async () => {
+      try {
+        for await (const event of events) rest.push(event);
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(ended).toMatchObject({ code: 'session_dropped' });
     expect(rest.filter(isTaskEnd)).toEqual([
       expect.objectContaining({ type: 'task_canceled', reason: 'the lease was lost' }),
     ]);

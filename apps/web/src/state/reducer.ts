@@ -1,5 +1,5 @@
 // The console's reducer: server events and local actions in, the next state out (pure).
-import type { ServerEvent, ServerEventOf } from '@claw/channel/protocol';
+import { isSessionEndCode, type ServerEvent, type ServerEventOf } from '@claw/channel/protocol';
 import {
   applyHistory,
   applyOpened,
@@ -192,6 +192,14 @@ function errorEvent(state: ConsoleState, event: ServerEventOf<'error'>): Console
   if (event.code === 'cursor_expired') {
     // The decision function answers with an `open` without cursor.
     return withSession(state, { ...view, resync: true, synced: false });
+  }
+  if (isSessionEndCode(event.code)) {
+    // The session's events ended here (LIFE-2): said, and reopened afresh by the decision
+    // function (another instance may serve it now).
+    return {
+      ...withSession(state, { ...view, resync: true, synced: false }),
+      notice: `${view.id}: ${event.message} (opening it again)`,
+    };
   }
   if (event.request_id !== undefined) {
     const requestId = event.request_id;

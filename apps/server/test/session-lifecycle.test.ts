@@ -1,0 +1,258 @@
+import { ClawError, Listeners, defineTool, type TaskToolProgress } from '@claw/core';
+import { RuntimeFactory } from '@claw/runtime';
+import { plainCommandSpawner } from '@claw/sandbox';
+import {
+  MemorySessionLog,
+  MemorySessionManager,
+  type LogRecord,
+  type PersistentSession,
+  type RelayReply,
+  type RelayRequest,
+  type SessionLease,
+  type SessionOwner,
+  type SessionRelay,
+} from '@claw/session-store';
+import { ManualClock, ScriptedProvider } from '@claw/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ServerSessions } from '../src/sessions.js';
+import { TcpClient, WsClient, cleanUp, openSession, settings, startServer, workspace } from './helpers.js';
+
+afterEach(cleanUp);
+
+/** Waits (at most 5 s) until `check` holds: for what the server does in the background. */
+async function waitUntil(check: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5000; !check();) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Collects the unhandled rejections of the process until `stop()`. */
+function watchUnhandled(): { seen: unknown[]; stop: () => void } {
+  const seen: unknown[] = [];
+  const listener = (reason: unknown): void => {
+    seen.push(reason);
+  };
+  process.on('unhandledRejection', listener);
+  return { seen, stop: () => process.off('unhandledRejection', listener) };
+}
+
+/**
+ * Sessions in memory whose store fails on request: `failing` set, a session's `flush` or its
+ * lease's `release` rejects (a database that went away).
+ */
+function faultyStore(fault: 'flush' | 'release') {
+  const store = new MemorySessionManager();
+  const failure = new ClawError('the store cannot be reached (connection refused)', { code: 'store_unavailable' });
+  const state = { failing: false };
+  const faulty = (session: PersistentSession): PersistentSession => new Proxy(session, {
+    get(target, property) {
+      if (property === 'flush' && fault === 'flush' && state.failing) return () => Promise.reject(failure);
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return {
+    state,
+    failure,
+    sessions: {
+      open: async (id: string, options: { workDir: string }): Promise<SessionLease> => {
+        const lease = await store.open(id, options);
+        return {
+          session: faulty(lease.session),
+          release: () => (fault === 'release' && state.failing ? Promise.reject(failure) : lease.release()),
+        };
+      },
+      list: () => store.list(),
+    },
+  };
+}
+
+describe('background work of the server never ends it (LIFE-2)', () => {
+  it.each(['flush', 'release'] as const)('a store whose %s fails when an idle session is unloaded: said in the error log, and the server serves on', async (fault) => {
+    const clock = new ManualClock();
+    const store = faultyStore(fault);
+    const lines: string[] = [];
+    const { address, server } = await startServer({
+      steps: [{ text: 'first' }, { text: 'second' }, { text: 'third' }],
+      factory: { sessions: store.sessions },
+      server: { idleTimeoutMs: 1000, setTimer: clock.setTimer, onError: (line) => lines.push(line) },
+    });
+    const unhandled = watchUnhandled();
+    try {
+      const { client } = await openSession('tcp', address, { session_id: 'idle-1' });
+      client.send({ type: 'prompt', content: 'go' });
+      await client.next('task_completed');
+      store.state.failing = true;
+      (client as TcpClient).socket.destroy();
+      await client.whenClosed();
+      await waitUntil(() => clock.pending.length === 1, 'the idle timer to start');
+
+      clock.advance(1000);
+      await waitUntil(() => lines.length > 0, 'the failure to be said');
+      expect(lines).toEqual([
+        expect.stringMatching(
+          /^claw-server: session "idle-1" \(.+\) could not be stored and let go after the idle timeout: the store cannot be reached \(connection refused\)$/,
+        ),
+      ]);
+      await waitUntil(() => server.loadedSessions === 0, 'the session to be unloaded');
+      expect(unhandled.seen).toEqual([]);
+
+      // The server goes on: new sessions run, and the one that failed opens again.
+      store.state.failing = false;
+      const { client: next } = await openSession('ws', address, { session_id: 'other' });
+      next.send({ type: 'prompt', content: 'still there?' });
+      expect(await next.next('task_completed')).toMatchObject({ content: 'second' });
+      const from = next.events.length;
+      next.send({ type: 'open', session_id: 'idle-1' });
+      const history = await next.next('history', (event) => event.session_id === 'idle-1', from);
+      expect(history.messages.map((message) => message.content)).toEqual(['go', 'first']);
+      expect(unhandled.seen).toEqual([]);
+    } finally {
+      unhandled.stop();
+    }
+  });
+});
+
+describe('a session the server lets go while clients follow it (LIFE-2, SCALE-2)', () => {
+  it.each(['tcp', 'ws'] as const)('%s: its clients are told lease_lost, their next prompt too, and open it again', async (kind) => {
+    const { address, server } = await startServer({ steps: [{ text: 'never', delayMs: 60_000 }, { text: 'back again' }] });
+    const { client } = await openSession(kind, address, { session_id: 'lost-1' });
+    const observer = kind === 'tcp' ? await TcpClient.connect(address.tcp) : await WsClient.connect(address.http);
+    await observer.hello();
+    observer.send({ type: 'open', session_id: 'lost-1', role: 'observer' });
+    await observer.next('session_opened');
+    client.send({ type: 'prompt', content: 'long' });
+    await client.next('thinking');
+
+    const lost = new ClawError(
+      'Session "lost-1" was taken over by another claw instance: this instance stopped its task and ' +
+      'writes nothing more to it. Reopen the session to continue it.',
+      { code: 'lease_lost' },
+    );
+    await server.dropSession('lost-1', lost);
+    for (const follower of [client, observer]) {
+      const told = await follower.next('error');
+      expect(told).toMatchObject({ code: 'lease_lost', session_id: 'lost-1', message: lost.message });
+    }
+    const from = client.events.length;
+    client.send({ type: 'prompt', content: 'again?' });
+    expect(await client.next('error', () => true, from)).toMatchObject({ code: 'lease_lost', session_id: 'lost-1' });
+    expect(client.of('error').map((error) => error.code)).not.toContain('internal_error');
+
+    // Open again: read from the store (this server has it again), and it runs.
+    client.send({ type: 'open', session_id: 'lost-1' });
+    expect(await client.next('session_opened', () => true, from)).toMatchObject({ session_id: 'lost-1', state: 'idle' });
+    client.send({ type: 'prompt', content: 'go on' });
+    expect(await client.next('task_completed', () => true, from)).toMatchObject({ content: 'back again' });
+  });
+});
+
+/** A shared log in memory that records who serves each session (SCALE-4), for one process. */
+class ServingRelay extends MemorySessionLog implements SessionRelay {
+  readonly instanceId = 'old-owner';
+  private readonly handlers = new Map<string, (request: RelayRequest) => Promise<RelayReply>>();
+  private readonly progress = new Listeners<TaskToolProgress>();
+
+  serving(id: string): boolean {
+    return this.handlers.has(id);
+  }
+
+  async readSince(id: string, afterSeq: number): Promise<{ records: LogRecord[]; oldestSeq: number }> {
+    const records = ((await this.load(id))?.records ?? []).filter((record) => record.seq > afterSeq);
+    return { records, oldestSeq: records[0]?.seq ?? afterSeq + 1 };
+  }
+
+  watch(): () => void {
+    return () => undefined;
+  }
+
+  ownerOf(id: string): Promise<SessionOwner | undefined> {
+    return Promise.resolve(this.handlers.has(id) ? { instance: this.instanceId, live: true } : undefined);
+  }
+
+  send(id: string, request: RelayRequest): Promise<RelayReply> {
+    const handle = this.handlers.get(id);
+    return handle === undefined ? Promise.reject(new Error(`nobody serves ${id}`)) : handle(request);
+  }
+
+  serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void {
+    this.handlers.set(id, handle);
+    return () => {
+      if (this.handlers.get(id) === handle) this.handlers.delete(id);
+    };
+  }
+
+  publishProgress(_id: string, report: TaskToolProgress): void {
+    this.progress.emit(report);
+  }
+}
+
+describe('a takeover (SCALE-3): the old owner lets the session go', () => {
+  it('stops serving other instances\' requests before it waits for its task to wind down', async () => {
+    const workDir = await workspace();
+    let started: () => void = () => undefined;
+    const whenStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let canceled: () => void = () => undefined;
+    const whenCanceled = new Promise<void>((resolve) => {
+      canceled = resolve;
+    });
+    let windDown: () => void = () => undefined;
+    const wound = new Promise<void>((resolve) => {
+      windDown = resolve;
+    });
+    // A tool that takes its time to stop (a process that ignores SIGTERM for a while).
+    const slowToStop = defineTool({
+      name: 'slow_to_stop',
+      description: 'Runs until canceled, then takes a while to stop.',
+      risk: 'safe',
+      schema: z.object({}),
+      execute: (_args, context) => new Promise<string>((_resolve, reject) => {
+        context.signal.addEventListener('abort', () => {
+          canceled();
+          void wound.then(() => reject(new Error('stopped')));
+        }, { once: true });
+        started();
+      }),
+    });
+    const store = new MemorySessionManager();
+    const factory = new RuntimeFactory({
+      settings: settings({ approval: 'allow' }),
+      provider: new ScriptedProvider([{ toolCalls: [{ name: 'slow_to_stop', arguments: {} }] }]),
+      spawner: plainCommandSpawner(),
+      sessions: { open: (id, open) => store.open(id, open), list: () => store.list() },
+      tools: [slowToStop],
+    });
+    const relay = new ServingRelay();
+    const sessions = new ServerSessions({
+      factory,
+      workspaces: [workDir],
+      idleTimeoutMs: 60_000,
+      relay: { log: relay },
+    });
+    try {
+      const runtime = await sessions.createLocalRuntime({ id: 'client', sessionId: 's', workDir });
+      expect(relay.serving('s')).toBe(true);
+      runtime.start('run it');
+      await whenStarted;
+
+      // The lease was lost: another instance owns the session now, and may serve it already.
+      const dropping = sessions.dropSession('s', new ClawError('taken over', { code: 'lease_lost' }));
+      await whenCanceled;
+      // Its task is still winding down, and this instance no longer answers for the session.
+      expect(relay.serving('s')).toBe(false);
+      expect(runtime.activeTask).toBeDefined();
+      windDown();
+      await dropping;
+      expect(runtime.activeTask).toBeUndefined();
+      expect(sessions.loaded).toBe(0);
+    } finally {
+      windDown();
+      await sessions.close();
+      await factory.close();
+    }
+  });
+});
