@@ -234,6 +234,10 @@ export class PgSessionLog implements SessionRelay {
     });
     // A dropped idle connection is reported here; the next query takes a fresh one.
     pool.on('error', () => undefined);
+    // Every connection always has a listener for its errors, also in the moment the pool hands
+    // it over (a PostgreSQL restart's "terminating connection" then would be an unhandled error
+    // that ends the process): the query that uses it fails instead (LIFE-2).
+    pool.on('connect', (client) => client.on('error', () => undefined));
     try {
       await migrate(pool, signal === undefined ? {} : { signal });
       const log = new PgSessionLog({ ...rest, instanceId, pool });

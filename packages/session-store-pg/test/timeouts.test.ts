@@ -244,6 +244,17 @@ describe.skipIf(!postgresAvailable())('PgSessionLog against a database that stop
     await log.append('s', [record(1)], { sync: true });
   });
 
+  it('every connection of the pool has a listener for its errors, even when handed out (a restart never crashes)', async () => {
+    const log = await openLog(await freshDatabase());
+    // Handed out by the pool itself, before anyone could listen: the pool's own listener is off.
+    const client = await log.pool.connect();
+    try {
+      expect(() => client.emit('error', new Error('terminating connection due to administrator command'))).not.toThrow();
+    } finally {
+      client.release(true);
+    }
+  });
+
   it('sets the timeouts and keep-alive on every connection, from its options over the URL over the defaults', async () => {
     const url = await freshDatabase();
     const settingOf = async (log: PgSessionLog, name: string) => {
