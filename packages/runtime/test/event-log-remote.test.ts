@@ -5,31 +5,8 @@ import {
   CursorExpiredError,
   SessionEventLog,
   SubscriberLaggedError,
-  type EventSource,
 } from '../src/index.js';
-
-/** An event source whose writes settle as the test says. */
-function source(): EventSource & { settle: (error?: Error) => void } {
-  let seq = 0;
-  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
-  return {
-    id: 's',
-    lastEventSeq: () => seq,
-    storedEvents: () => [],
-    appendEvent: (body: SessionEventBody) => {
-      seq += 1;
-      const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
-      const written = new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
-      return { event, written };
-    },
-    settle: (error) => {
-      for (const { resolve, reject } of pending.splice(0)) {
-        if (error === undefined) resolve();
-        else reject(error);
-      }
-    },
-  };
-}
+import { heldEventSource } from './helpers.js';
 
 const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
 const event = (seq: number): SessionEvent => ({
@@ -38,7 +15,7 @@ const event = (seq: number): SessionEvent => ({
 
 describe('SessionEventLog and a session this process may lose (SCALE-2)', () => {
   it('never delivers what it numbered after the lease was lost; subscribers end with lease_lost', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const seen: number[] = [];
     const reading = (async () => {
@@ -55,7 +32,7 @@ describe('SessionEventLog and a session this process may lose (SCALE-2)', () => 
   });
 
   it('a write that fails for another reason still delivers the event (it keeps its number)', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const events = log.events({ after: 0 });
     log.append(delta('one'));
@@ -87,7 +64,7 @@ describe('SessionEventLog.ingest: events another process numbered (SCALE-4)', ()
 
 describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
   it('a batch larger than the retention does not cost a subscriber that keeps up its events', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session, retention: { maxEvents: 3 } });
     const events = log.events({ after: 0 });
     for (let index = 1; index <= 10; index += 1) log.append(delta(`d${index}`));
@@ -102,7 +79,7 @@ describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
   });
 
   it('a subscriber past its own bound does not hold events beyond the retention', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({
       session,
       retention: { maxEvents: 3 },
@@ -127,7 +104,7 @@ describe('SessionEventLog and the JSON of the events it keeps', () => {
   };
 
   it('keeps an event\'s JSON until every subscriber took the event, then lets it go', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const first = log.events({ after: 0 });
     const second = log.events({ after: 0 });
@@ -147,7 +124,7 @@ describe('SessionEventLog and the JSON of the events it keeps', () => {
   });
 
   it('lets it go at once when nobody follows the session; a replay encodes it again', async () => {
-    const session = source();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const event = log.append(delta('alone'));
     expect(textOf(event)).toBe('alone');

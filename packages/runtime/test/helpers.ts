@@ -1,12 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionEvent, Tool } from '@claw/core';
+import type { SessionEvent, SessionEventBody, Tool } from '@claw/core';
 import { plainCommandSpawner } from '@claw/sandbox';
 import { ScriptedProvider, type ScriptedStep } from '@claw/testing';
 import {
   RuntimeFactory,
   defaultSettings,
+  type EventSource,
   type RuntimeFactoryOptions,
   type Settings,
 } from '../src/index.js';
@@ -99,6 +100,29 @@ export function progressSteps(count: number): Tool {
     execute: async (_args, context) => {
       for (let step = 1; step <= count; step += 1) context.onProgress?.({ progress: step, total: count, message: `step ${step}` });
       return { content: 'stepped' };
+    },
+  };
+}
+
+/** An event source whose writes settle as the test says. */
+export function heldEventSource(): EventSource & { settle: (error?: Error) => void } {
+  let seq = 0;
+  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  return {
+    id: 's',
+    lastEventSeq: () => seq,
+    storedEvents: () => [],
+    appendEvent: (body: SessionEventBody) => {
+      seq += 1;
+      const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
+      const written = new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
+      return { event, written };
+    },
+    settle: (error) => {
+      for (const { resolve, reject } of pending.splice(0)) {
+        if (error === undefined) resolve();
+        else reject(error);
+      }
     },
   };
 }

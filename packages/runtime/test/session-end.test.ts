@@ -3,8 +3,8 @@ import type { RunResult } from '@claw/engine';
 import { MemorySessionManager, leaseLostCode } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionEndedError } from '../src/event-log.js';
-import { SessionEventLog, SessionHost, type EventSource } from '../src/index.js';
-import { cleanUp, isTaskEnd, scriptedFactory, tempWorkspace, until } from './helpers.js';
+import { SessionEventLog, SessionHost } from '../src/index.js';
+import { cleanUp, heldEventSource, isTaskEnd, scriptedFactory, tempWorkspace, until } from './helpers.js';
 
 afterEach(cleanUp);
 
@@ -22,30 +22,11 @@ async function drain(events: AsyncIterator<SessionEvent>): Promise<{ seen: Sessi
   }
 }
 
-/** An event source whose writes settle when the test says. */
-function heldSource(): EventSource & { settle: () => void } {
-  let seq = 0;
-  const pending: Array<() => void> = [];
-  return {
-    id: 's',
-    lastEventSeq: () => seq,
-    storedEvents: () => [],
-    appendEvent: (body: SessionEventBody) => {
-      seq += 1;
-      const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
-      return { event, written: new Promise<void>((resolve) => pending.push(resolve)) };
-    },
-    settle: () => {
-      for (const resolve of pending.splice(0)) resolve();
-    },
-  };
-}
-
 const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
 
 describe('a session log closed with a reason (LIFE-2)', () => {
   it('ends its subscribers with the reason after the events numbered before it, and so any later subscriber', async () => {
-    const session = heldSource();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const reading = drain(log.events({ after: 0 }));
     log.append(delta('one'));
@@ -69,7 +50,7 @@ describe('a session log closed with a reason (LIFE-2)', () => {
   });
 
   it('a log nobody needs any more still just ends (no reason)', async () => {
-    const session = heldSource();
+    const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const reading = drain(log.events({ after: 0 }));
     log.append(delta('one'));
