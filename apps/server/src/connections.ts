@@ -1,5 +1,6 @@
 import {
   ChannelConnection,
+  defaultOutboundLimits,
   type ChannelWriter,
   type CloseReason,
   type OutboundLimits,
@@ -22,9 +23,22 @@ export interface ConnectionLimits {
   helloTimeoutMs: number;
   /** Heartbeat ping interval; a peer that missed the last pong is dropped. Default 30 s. */
   heartbeatMs: number;
-  /** The outbound queue of each connection (CH-5). Default 1,024 events or 4 MiB. */
+  /** The outbound bound of each connection (CH-5); fields not given are `serverOutboundLimits`'. */
   outbound?: OutboundLimits;
 }
+
+/**
+ * The outbound bound of every connection (CH-5, LIFE-2): 1,024 events or 4 MiB, what the
+ * transport holds included (see the writers in the transports: a write settles only once the
+ * socket handed its bytes to the system, and until then they stay in the queue and count). A
+ * connection that stays at its bound (its text deltas merged, CH-5) for a second is closed as too
+ * slow: WebSocket 4008, on TCP an `error` line; it reconnects with its cursor. An event larger than
+ * the bound goes out alone, and must be taken within that second too.
+ */
+export const serverOutboundLimits: Required<OutboundLimits> = {
+  ...defaultOutboundLimits,
+  maxStallMs: 1000,
+};
 
 export const defaultConnectionLimits: ConnectionLimits = {
   maxConnections: 1024,
@@ -109,7 +123,7 @@ export class ConnectionHub {
       ),
       maxMessageBytes: limits.maxMessageBytes,
       maxSessions: limits.maxSessionsPerConnection,
-      ...(limits.outbound === undefined ? {} : { outbound: limits.outbound }),
+      outbound: { ...serverOutboundLimits, ...limits.outbound },
     });
     this.connections.add(connection);
     void connection.closed.then(() => this.connections.delete(connection));

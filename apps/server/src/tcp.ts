@@ -16,8 +16,10 @@ const longestHttpMethod = 'OPTIONS '.length;
  * Serves one TCP client: JSON lines in and out (CH-1), through a channel connection of the hub.
  * Lines longer than the limit (with or without their newline), invalid UTF-8 and bad messages
  * get an `error` line and the connection goes on; a first line that looks like HTTP closes it at
- * once (SEC-5). Output is written as it is flushed by the socket, so a client that stops reading
- * fills the bounded queue and is closed with a `client_too_slow` error line (CH-5).
+ * once (SEC-5). Output is written as it is flushed by the socket: a write settles once the socket
+ * handed its bytes to the system, so what the socket holds (`writableLength`) stays in the
+ * connection's bounded queue and counts (LIFE-2), and a client that stops reading fills it and is
+ * closed with a `client_too_slow` error line (CH-5, `serverOutboundLimits`).
  */
 export function serveTcpSocket(socket: Socket, hub: ConnectionHub): void {
   socket.setNoDelay(true);

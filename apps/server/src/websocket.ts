@@ -30,8 +30,9 @@ export interface WebSocketTransportOptions {
  * text frame. The upgrade is refused (403) before any handshake for a foreign `Origin` (a web
  * page) or `Host` (DNS rebinding), and (400) for a token in the URL (SEC-2, SEC-3); frames over
  * the size limit close with 1009 (ws' `maxPayload`), a binary frame gets an `error` and the socket
- * goes on. A heartbeat drops peers that stopped answering pings (SEC-6). A client whose queue
- * stays full is closed with 4008 (CH-5); at shutdown every socket closes with 1001.
+ * goes on. A heartbeat drops peers that stopped answering pings (SEC-6). A client that stays at
+ * its outbound bound is closed with 4008 (CH-5, `serverOutboundLimits`); at shutdown every socket
+ * closes with 1001.
  */
 export class WebSocketTransport {
   private readonly options: WebSocketTransportOptions;
@@ -105,6 +106,9 @@ export class WebSocketTransport {
       // A peer that never answers the close handshake is cut.
       setTimeout(() => ws.terminate(), 2000).unref();
     };
+    // A write settles once ws handed the frame to the system (its callback): until then the
+    // event stays in the connection's queue, so what ws holds (`bufferedAmount`) counts against
+    // the connection's outbound bound (LIFE-2) and a client that stops reading fills it.
     const connection = this.options.hub.connect('ws', {
       write: (json) =>
         new Promise<void>((resolve, reject) => {

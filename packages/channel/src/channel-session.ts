@@ -7,6 +7,7 @@ import {
   type RuntimeHandle,
 } from '@claw/runtime';
 import { ChannelError, toChannelError } from './errors.js';
+import type { CloseReason } from './outbound-queue.js';
 import { isSessionEndCode, toWireMessage, type ServerEvent } from './protocol.js';
 
 export type ChannelRole = 'controller' | 'observer';
@@ -26,6 +27,7 @@ export class ChannelSession {
   private currentRole: ChannelRole;
   private readonly send: (event: ServerEvent) => void;
   private readonly room: () => Promise<void> | undefined;
+  private readonly tooSlow: (reason: CloseReason) => void;
   private subscription = new AbortController();
   /** The last task this connection started on the session. */
   private ownTask: string | undefined;
@@ -42,12 +44,18 @@ export class ChannelSession {
     send: (event: ServerEvent) => void;
     /** Undefined while the connection can take another event; else resolves once it can. */
     room?: () => Promise<void> | undefined;
+    /**
+     * Closes the connection as too slow (CH-5): it fell so far behind the session that the events
+     * it missed are no longer kept. Default: the session's subscription ends with an `error`.
+     */
+    tooSlow?: (reason: CloseReason) => void;
   }) {
     this.runtime = options.runtime;
     this.id = options.runtime.sessionId;
     this.currentRole = options.role;
     this.send = options.send;
     this.room = options.room ?? (() => undefined);
+    this.tooSlow = options.tooSlow ?? (() => undefined);
   }
 
   get role(): ChannelRole {
@@ -309,6 +317,7 @@ export class ChannelSession {
   /** Forwards the session's events after `after` to the connection, until `signal` aborts. */
   private async follow(after: number, signal: AbortSignal): Promise<void> {
     let cursor = after;
+    let lagged = false;
     for (;;) {
       try {
         for await (const event of this.runtime.events({ after: cursor, signal })) {
@@ -325,7 +334,20 @@ export class ChannelSession {
         // Behind the log's bound: catch up from where it was; the outbound queue is the limit.
         if (error instanceof SubscriberLaggedError) {
           cursor = error.lastSeq;
+          lagged = true;
           continue;
+        }
+        // It fell behind while its connection could take nothing more, and what it missed is gone
+        // from the log: the connection is too slow (CH-5), not just this session's subscription.
+        if (lagged && error instanceof CursorExpiredError) {
+          this.tooSlow({
+            code: 'client_too_slow',
+            message:
+              `client too slow: it fell so far behind session ${JSON.stringify(this.id)} that the ` +
+              'events it missed are no longer kept; reconnect and open the session again without a ' +
+              'cursor (its history)',
+          });
+          if (signal.aborted) return;
         }
         const failure =
           error instanceof CursorExpiredError

@@ -419,6 +419,7 @@ export class ChannelConnection {
       role,
       send: (event) => this.out.push(event, { paced: true }),
       room: () => (this.out.hasRoom ? undefined : this.out.room()),
+      tooSlow: (reason) => this.out.close(reason),
     });
     this.sessions.set(id, session);
     return session;

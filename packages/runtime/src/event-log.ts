@@ -171,6 +171,8 @@ interface Subscriber {
   /** Set once it fell behind; it then ends with `lagged` naming the last event it got. */
   lagged: boolean;
   wake: (() => void) | undefined;
+  /** `taken` at the last check of the bound: one that took nothing since is stuck. */
+  takenAtCheck: number;
 }
 
 /**
@@ -209,6 +211,8 @@ export class SessionEventLog {
   private readonly inFlight: Array<{ event: SessionEvent; settled: boolean }> = [];
   private readonly subscribers = new Set<Subscriber>();
   private closed = false;
+  /** A check of the subscribers' bounds is scheduled (`checkBounds`). */
+  private boundCheckDue = false;
   /** Set once a write said this process no longer owns the session (SCALE-2): the store's error. */
   private lost: ClawError | undefined;
   /** Why the log was closed while it was followed (LIFE-2); unset for a normal close. */
@@ -308,6 +312,7 @@ export class SessionEventLog {
       maxBytes: bound.maxBytes,
       lagged: false,
       wake: undefined,
+      takenAtCheck: after,
     };
     // Counted from now, read or not: one that never reads ends lagged too (and is let go then).
     this.subscribers.add(subscriber);
@@ -433,14 +438,33 @@ export class SessionEventLog {
   }
 
   private wakeSubscribers(): void {
+    for (const subscriber of this.subscribers) subscriber.wake?.();
+    if (this.boundCheckDue) return;
+    this.boundCheckDue = true;
+    setImmediate(() => {
+      this.boundCheckDue = false;
+      this.checkBounds();
+    });
+  }
+
+  /**
+   * Lets go of the subscribers behind their bound that took nothing since the last check: their
+   * readers stopped. One that reads is not behind however many events a write brings at once (each
+   * event's write settles in a microtask of its own, one after the other, and a run streaming fast
+   * commits thousands before any subscriber can run), so this runs once the commits of a turn of
+   * the event loop are done.
+   */
+  private checkBounds(): void {
     for (const subscriber of this.subscribers) {
+      const stuck = subscriber.wake === undefined && subscriber.taken === subscriber.takenAtCheck;
+      subscriber.takenAtCheck = subscriber.taken;
+      if (!stuck) continue;
       const unreadEvents = this.committed - Math.max(subscriber.cursor, subscriber.subscribedAt);
       const unreadBytes = this.committedBytes - subscriber.bytesAtStart;
       if (unreadEvents > subscriber.maxEvents || unreadBytes > subscriber.maxBytes) {
         subscriber.lagged = true;
         this.subscribers.delete(subscriber);
       }
-      subscriber.wake?.();
     }
   }
 
