@@ -171,8 +171,11 @@ interface Subscriber {
   /** Set once it fell behind; it then ends with `lagged` naming the last event it got. */
   lagged: boolean;
   wake: (() => void) | undefined;
-  /** `taken` at the last check of the bound: one that took nothing since is stuck. */
-  takenAtCheck: number;
+  /**
+   * `cursor` at the last check of the bound: one that was handed nothing since (and is not waiting
+   * for its next event) has stopped reading.
+   */
+  cursorAtCheck: number;
 }
 
 /**
@@ -312,7 +315,7 @@ export class SessionEventLog {
       maxBytes: bound.maxBytes,
       lagged: false,
       wake: undefined,
-      takenAtCheck: after,
+      cursorAtCheck: after,
     };
     // Counted from now, read or not: one that never reads ends lagged too (and is let go then).
     this.subscribers.add(subscriber);
@@ -448,16 +451,16 @@ export class SessionEventLog {
   }
 
   /**
-   * Lets go of the subscribers behind their bound that took nothing since the last check: their
-   * readers stopped. One that reads is not behind however many events a write brings at once (each
-   * event's write settles in a microtask of its own, one after the other, and a run streaming fast
-   * commits thousands before any subscriber can run), so this runs once the commits of a turn of
-   * the event loop are done.
+   * Lets go of the subscribers behind their bound that were handed nothing since the last check and
+   * do not wait for their next event: their readers stopped. One that reads is not behind however
+   * many events a write brings at once (each event's write settles in a microtask of its own, one
+   * after the other, and a run streaming fast commits thousands before any subscriber can run), so
+   * this runs once the commits of a turn of the event loop are done.
    */
   private checkBounds(): void {
     for (const subscriber of this.subscribers) {
-      const stuck = subscriber.wake === undefined && subscriber.taken === subscriber.takenAtCheck;
-      subscriber.takenAtCheck = subscriber.taken;
+      const stuck = subscriber.wake === undefined && subscriber.cursor === subscriber.cursorAtCheck;
+      subscriber.cursorAtCheck = subscriber.cursor;
       if (!stuck) continue;
       const unreadEvents = this.committed - Math.max(subscriber.cursor, subscriber.subscribedAt);
       const unreadBytes = this.committedBytes - subscriber.bytesAtStart;

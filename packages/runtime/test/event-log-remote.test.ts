@@ -6,7 +6,7 @@ import {
   SessionEventLog,
   SubscriberLaggedError,
 } from '../src/index.js';
-import { heldEventSource } from './helpers.js';
+import { heldEventSource, nextTurn } from './helpers.js';
 
 const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
 const event = (seq: number): SessionEvent => ({
@@ -78,6 +78,20 @@ describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
     expect(() => log.events({ after: 6 })).toThrow(CursorExpiredError);
   });
 
+  it('a subscriber waiting for its next event is not lagged by a batch larger than its bound (LIFE-2b)', async () => {
+    const session = heldEventSource();
+    const log = new SessionEventLog({ session, subscriberBound: { maxEvents: 5 } });
+    const events = log.events({ after: 0 });
+    // It waits: the ten come in one write, each settling in a microtask of its own before it runs.
+    const first = events.next();
+    for (let index = 1; index <= 10; index += 1) log.append(delta(`d${index}`));
+    session.settle();
+    const seen = [((await first).value as SessionEvent).seq];
+    await nextTurn();
+    for (let index = 1; index < 10; index += 1) seen.push(((await events.next()).value as SessionEvent).seq);
+    expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
   it('a subscriber past its own bound does not hold events beyond the retention', async () => {
     const session = heldEventSource();
     const log = new SessionEventLog({
@@ -88,6 +102,8 @@ describe('SessionEventLog retention and batches of writes (RT-3, RT-4)', () => {
     const stuck = log.events({ after: 0 });
     for (let index = 1; index <= 10; index += 1) log.append(delta(`d${index}`));
     session.settle();
+    // The bounds are checked once the turn's writes settled.
+    await nextTurn();
     await expect(stuck.next()).rejects.toBeInstanceOf(SubscriberLaggedError);
     log.append(delta('next'));
     session.settle();
@@ -130,7 +146,7 @@ describe('SessionEventLog and the JSON of the events it keeps', () => {
     expect(textOf(event)).toBe('alone');
     change(event);
     session.settle();
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     expect(textOf(event)).toBe('changed');
     const replay = log.events({ after: 0 });
     expect((await replay.next()).value).toBe(event);

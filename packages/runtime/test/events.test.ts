@@ -8,7 +8,7 @@ import {
   SubscriberLaggedError,
   type TaskToolProgress,
 } from '../src/index.js';
-import { cleanUp, isTaskEnd, progressSteps, scriptedFactory, settings, take, tempWorkspace, until } from './helpers.js';
+import { cleanUp, isTaskEnd, nextTurn, progressSteps, scriptedFactory, settings, take, tempWorkspace, until } from './helpers.js';
 
 afterEach(cleanUp);
 
@@ -99,7 +99,7 @@ describe('sequenced run events (RT-3)', () => {
     });
     const runtime = await factory.createRuntime({ workDir });
     await runtime.start('go').wait();
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     const last = runtime.snapshot().seq;
     // Wait until the last event is stored (delivered), so what is kept is final.
     await take(runtime.events({ after: last - 1 }), 1);
@@ -159,6 +159,8 @@ describe('sequenced run events (RT-3)', () => {
     const task = runtime.start('talk a lot');
     const first = await slowed.next();
     const result = await task.wait();
+    // The bounds are checked once the turn's writes settled.
+    await nextTurn();
 
     expect(result.status).toBe('completed');
     expect(result.finalText).toBe(chunks(200).join(''));

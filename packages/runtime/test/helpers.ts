@@ -84,6 +84,15 @@ export const isTaskEnd = (event: SessionEvent): boolean =>
   event.type === 'task_completed' || event.type === 'task_canceled' || event.type === 'task_failed';
 
 /** Waits (polling every 5 ms, at most 5 s) until `check` holds; fails the test otherwise. */
+/**
+ * Resolves once the `setImmediate` callbacks that the work of this turn of the event loop scheduled
+ * (its microtasks included) ran: the event log checks its subscribers' bounds then, not on every
+ * settled write. Two turns, because that work may schedule its own after this one's.
+ */
+export async function nextTurn(): Promise<void> {
+  for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
 export async function eventually(check: () => boolean, what = 'the condition'): Promise<void> {
   for (let waited = 0; waited < 5000; waited += 5) {
     if (check()) return;
