@@ -24,7 +24,12 @@ import { createDemoModel, createDemoWorkspace } from '@claw/testing/demo';
 import type { PgSessionLog, PgSessions } from '@claw/session-store-pg';
 import { storeFlag, type ServeOptions } from './args.js';
 import { ClawServer, type ServerAddress } from './server.js';
-import { removeServerFiles, serverFiles, writeServerFiles } from './server-files.js';
+import {
+  fileProblem,
+  removeServerFiles,
+  serverFiles,
+  writeServerFiles,
+} from './server-files.js';
 import { isLoopback, urlHost } from './security.js';
 
 /** What serving takes from the process (`main.ts` passes the real ones). */
@@ -131,14 +136,22 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       throw listenError(error, options);
     });
     listening = true;
-    await writeServerFiles(files, {
-      ...address,
-      ...(given === undefined ? { generated: token } : {}),
-    });
+    await writeServerFiles(
+      files,
+      { ...address, ...(given === undefined ? { generated: token } : {}) },
+      { warn: io.err },
+    );
     if (options.portFile !== undefined) {
       const portFile = path.resolve(io.cwd, options.portFile);
       const ports = { tcp: address.tcp, http: address.http, pid: process.pid };
-      await writeFileAtomically(fs, portFile, `${JSON.stringify(ports)}\n`, { mode: 0o644 });
+      await writeFileAtomically(fs, portFile, `${JSON.stringify(ports)}\n`, { mode: 0o644 })
+        .catch((error: unknown) => {
+          throw new ClawUserError(
+            `cannot write the port file ${portFile} (${fileProblem(error)}): give --port-file a ` +
+            'file in a folder of yours with room, or leave it out',
+            { code: 'usage', cause: error },
+          );
+        });
     }
     const { tokenFile } = files;
     const announcement = { address, settings, workspaces, token, tokenFile, options };

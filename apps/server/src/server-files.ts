@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   ClawUserError,
+  type AtomicWriteFileSystem,
   errnoCode,
   errorMessage,
   prepareStateFolder,
@@ -82,37 +83,74 @@ export async function serverFiles(options: {
   };
 }
 
+/** The file operations {@link writeServerFiles} does (met by `fs/promises`). */
+export type ServerFileSystem = AtomicWriteFileSystem
+  & Pick<typeof fs, 'chmod'> & { mkdir: typeof fs.mkdir };
+
+/** A failed file operation in words a user can act on (a full disk says so, not `ENOSPC`). */
+export function fileProblem(error: unknown): string {
+  switch (errnoCode(error)) {
+    case 'ENOSPC':
+      return 'no space left on the device: free some space';
+    case 'EDQUOT':
+      return 'the disk quota is used up: free some space';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case undefined:
+    default:
+      return errnoCode(error) ?? errorMessage(error);
+  }
+}
+
 /**
  * Writes the files of a listening server, each atomically: the token file (for a `generated`
- * token only) and then `.claw/server.json` pointing at it.
+ * token only) and then `.claw/server.json` pointing at it. A token file that cannot be written
+ * stops the server (its clients could not find the token), with what to do; `server.json` is a
+ * convenience for scripts, so one that cannot be written (a full disk) is said through `warn` and
+ * the server goes on: it may still serve what is stored, and its writes say why they fail.
  */
 export async function writeServerFiles(
   files: ServerFiles,
   listening: { tcp: number; http: number; generated?: string },
+  options: { warn: (line: string) => void; fileSystem?: ServerFileSystem },
 ): Promise<void> {
+  const fileSystem = options.fileSystem ?? fs;
   const ports = { tcp: listening.tcp, http: listening.http, pid: process.pid };
   const json = (value: object): string => `${JSON.stringify(value, null, 2)}\n`;
   if (listening.generated !== undefined) {
     const folder = path.dirname(files.tokenFile);
     const record = { token: listening.generated, ...ports, workspace: files.workspace };
     try {
-      await fs.mkdir(folder, { recursive: true, mode: 0o700 });
+      await fileSystem.mkdir(folder, { recursive: true, mode: 0o700 });
       // A folder that was there already may have been made wider: only its owner may list it.
-      await fs.chmod(folder, 0o700);
-      await writeFileAtomically(fs, files.tokenFile, json(record), { mode: 0o600 });
+      await fileSystem.chmod(folder, 0o700);
+      await writeFileAtomically(fileSystem, files.tokenFile, json(record), { mode: 0o600 });
     } catch (error) {
+      const full = ['ENOSPC', 'EDQUOT'].includes(errnoCode(error) ?? '');
       throw new ClawUserError(
-        `cannot write the generated token to ${files.tokenFile} ` +
-        `(${errnoCode(error) ?? errorMessage(error)}): make ${folder} a folder of yours, set ` +
-        'XDG_STATE_HOME to one, or give the token with --token-file or CLAW_SERVER_TOKEN',
+        `cannot write the generated token to ${files.tokenFile} (${fileProblem(error)}): ` +
+        `${full ? 'free space there, ' : `make ${folder} a folder of yours, `}set ` +
+        'XDG_STATE_HOME to another folder, or give the token with --token-file or ' +
+        'CLAW_SERVER_TOKEN',
         { code: 'usage', cause: error },
       );
     }
   }
-  await prepareStateFolder(fs, path.dirname(files.record));
   const record =
     listening.generated === undefined ? ports : { ...ports, token_file: files.tokenFile };
-  await writeFileAtomically(fs, files.record, json(record), { mode: 0o600 });
+  try {
+    await prepareStateFolder(fileSystem, path.dirname(files.record));
+    await writeFileAtomically(fileSystem, files.record, json(record), { mode: 0o600 });
+  } catch (error) {
+    options.warn(
+      `claw-server: cannot write ${files.record} (${fileProblem(error)}); serving all the same ` +
+      `on TCP port ${listening.tcp} and HTTP port ${listening.http}, but scripts that look there ` +
+      'will not find this server (--port-file writes the ports elsewhere)',
+    );
+  }
 }
 
 /** Removes the server's files that still describe this process (another may have taken over). */
