@@ -36,28 +36,67 @@ function whole(text, flag, min = 0) {
   return value;
 }
 
-const { values: flags } = parseArgs({
-  options: {
-    duration: { type: 'string' },
-    'file-duration': { type: 'string' },
-    store: { type: 'string', default: 'both' },
-    instances: { type: 'string' },
-    clients: { type: 'string' },
-    observers: { type: 'string' },
-    'file-clients': { type: 'string' },
-    'lease-ms': { type: 'string' },
-    seed: { type: 'string' },
-    'pg-restarts': { type: 'string' },
-    drain: { type: 'string' },
-    'full-disk': { type: 'string' },
-    'no-full-disk': { type: 'boolean', default: false },
-    'chaos-every': { type: 'string' },
-    'tmpfs-mb': { type: 'string' },
-    calm: { type: 'boolean', default: false },
-    keep: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-  },
-});
+const usage = `Usage: node bench/soak/main.mjs [options]   (build first: npm run bench:soak does both)
+
+Runs claw-server instances on one PostgreSQL (a throwaway cluster) under client load and chaos,
+then the file store with one instance, and checks every session afterwards. Exits 0 without
+violations, 1 with any (the run's folder, with every log and trace, is then kept), 2 for bad flags.
+
+  --duration <d>        load on PostgreSQL (default 10m, or SOAK_DURATION); d: 45s, 10m, 1h, ms
+  --file-duration <d>   load on the file store (default a third of --duration, at least 20s)
+  --store both|pg|file  which stores (default both)
+  --instances <n>       claw-server instances on PostgreSQL (default ${defaults.instances})
+  --clients <n>         controllers, one session each (default ${defaults.clients})
+  --observers <n>       observers of those sessions (default ${defaults.observers})
+  --file-clients <n>    controllers on the file store (default ${defaults.fileClients})
+  --lease-ms <n>        the instances' session lease (default ${defaults.leaseMs})
+  --pg-restarts <n>     planned PostgreSQL restarts (default ${defaults.pgRestarts})
+  --chaos-every <d>     mean time between random chaos actions (default ${defaults.chaosEveryMs} ms)
+  --drain <d>           how long tasks may take to end after the load (default ${defaults.drainMs} ms)
+  --full-disk <d>       how long the file store's small tmpfs stays full (default ${defaults.fullDiskMs} ms)
+  --no-full-disk        no full disk
+  --tmpfs-mb <n>        size of that tmpfs (default ${defaults.tmpfsMb})
+  --seed <n>            repeat the chaos's choices (the timing still varies)
+  --calm                the same load without any chaos (a baseline)
+  --keep                keep the run's folder also without violations
+  --json                print the result as one JSON object on stdout (progress on stderr)
+  --help                this text
+`;
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      'file-duration': { type: 'string' },
+      store: { type: 'string', default: 'both' },
+      instances: { type: 'string' },
+      clients: { type: 'string' },
+      observers: { type: 'string' },
+      'file-clients': { type: 'string' },
+      'lease-ms': { type: 'string' },
+      seed: { type: 'string' },
+      'pg-restarts': { type: 'string' },
+      drain: { type: 'string' },
+      'full-disk': { type: 'string' },
+      'no-full-disk': { type: 'boolean', default: false },
+      'chaos-every': { type: 'string' },
+      'tmpfs-mb': { type: 'string' },
+      calm: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+} catch (error) {
+  console.error(`${error.message}\n\n${usage}`);
+  process.exit(2);
+}
+const flags = parsed.values;
+if (flags.help) {
+  process.stdout.write(usage);
+  process.exit(0);
+}
 
 const durationMs = duration(flags.duration ?? process.env.SOAK_DURATION ?? '10m', 'duration');
 const options = {
