@@ -113,25 +113,11 @@ async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
   }
 }
 
-/**
- * Runs one case once through the real runtime (EVAL-2): a temporary workspace with the case's
- * files (and a folder beside it that nothing may change), the `RuntimeFactory` with the scripted
- * model as its provider, the case's tools, budgets and approval answers, spans into memory under
- * an "Eval" span; then collects what the scorers need. Never throws: a failure of the harness
- * itself is recorded as `infraError` (an infrastructure error, never a pass).
- */
-export async function runCase(
-  evalCase: EvalCase,
-  options: RunCaseOptions = {},
-): Promise<RunRecord> {
-  const origin = performance.now();
-  const now = (): number => performance.now() - origin;
-  const mode = options.mode ?? 'scripted';
-  const timeoutMs = options.timeoutMs ?? (mode === 'real' ? defaultRealRunTimeoutMs : defaultRunTimeoutMs);
-  const faults: HarnessFaults = { ...evalCase.faults, ...options.faults };
-  const record: RunRecord = {
-    caseId: evalCase.id,
-    sample: options.sample ?? 0,
+/** The record of a run that has not started yet (`not_run`, nothing observed): what runs fill. */
+export function emptyRunRecord(caseId: string, sample: number, mode: RunRecord['mode']): RunRecord {
+  return {
+    caseId,
+    sample,
     mode,
     status: 'not_run',
     finalText: '',
@@ -153,6 +139,25 @@ export async function runCase(
     script: [],
     wallMs: 0,
   };
+}
+
+/**
+ * Runs one case once through the real runtime (EVAL-2): a temporary workspace with the case's
+ * files (and a folder beside it that nothing may change), the `RuntimeFactory` with the scripted
+ * model as its provider, the case's tools, budgets and approval answers, spans into memory under
+ * an "Eval" span; then collects what the scorers need. Never throws: a failure of the harness
+ * itself is recorded as `infraError` (an infrastructure error, never a pass).
+ */
+export async function runCase(
+  evalCase: EvalCase,
+  options: RunCaseOptions = {},
+): Promise<RunRecord> {
+  const origin = performance.now();
+  const now = (): number => performance.now() - origin;
+  const mode = options.mode ?? 'scripted';
+  const timeoutMs = options.timeoutMs ?? (mode === 'real' ? defaultRealRunTimeoutMs : defaultRunTimeoutMs);
+  const faults: HarnessFaults = { ...evalCase.faults, ...options.faults };
+  const record = emptyRunRecord(evalCase.id, options.sample ?? 0, mode);
   let folders: RunFolders | undefined;
   let model: ScriptedModel | undefined;
   let factory: RuntimeFactory | undefined;

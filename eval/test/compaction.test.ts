@@ -21,7 +21,7 @@ import { scoreTrace, spanTreeProblems } from '../src/scorers/trace.js';
 import { fillRound, type Round } from '../src/script.js';
 import { runSuite } from '../src/suite.js';
 import type { SpanRecord } from '../src/tracing.js';
-import { evalRoot, runOne, suiteCase } from './helpers.js';
+import { evalRoot, fakeRun, runOne, suiteCase } from './helpers.js';
 
 const minimal: EvalCaseInput = {
   id: 'unit',
@@ -33,36 +33,6 @@ const minimal: EvalCaseInput = {
 
 function testCase(changes: Partial<EvalCaseInput> = {}) {
   return defineCase({ ...minimal, ...changes });
-}
-
-function fakeRun(changes: Partial<RunRecord> = {}): RunRecord {
-  return {
-    caseId: 'unit',
-    sample: 0,
-    mode: 'scripted',
-    status: 'completed',
-    finalText: 'done',
-    seededMessages: 0,
-    history: [],
-    sessionUsage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    files: { before: {}, after: {} },
-    outside: { before: {}, after: {} },
-    audit: [],
-    approvals: [],
-    modelCalls: [],
-    unusedRounds: [],
-    retryWaits: [],
-    toolExecutions: [],
-    compactions: [],
-    compactionEvents: [],
-    result: { compactions: 0, summaryCalls: 0 },
-    spans: [],
-    timeline: [],
-    script: [{ text: 'done' }],
-    wallMs: 1,
-    folders: { root: '/r', workspace: '/r/workspace', outside: '/r/outside' },
-    ...changes,
-  };
 }
 
 const summarySystem = 'You write hand-off notes for claw, a coding agent.';

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { EvalCase, EvalCaseInput, HarnessFaults, ScorerName } from '../src/case.js';
 import { defineCase } from '../src/case.js';
+import { emptyRunRecord } from '../src/harness.js';
 import { loadCases } from '../src/load-cases.js';
+import type { RunRecord } from '../src/run-record.js';
 import type { Scorer } from '../src/scorers/index.js';
 import { runSuite, type CaseResult } from '../src/suite.js';
 
@@ -69,4 +71,17 @@ export function externalReferences(html: string): string[] {
     /<iframe\b/gi,
   ];
   return patterns.flatMap((pattern) => html.match(pattern) ?? []);
+}
+
+/** A completed run of the `unit` case that saw nothing, with `changes`: for scorers' tests. */
+export function fakeRun(changes: Partial<RunRecord> = {}): RunRecord {
+  return {
+    ...emptyRunRecord('unit', 0, 'scripted'),
+    status: 'completed',
+    finalText: 'done',
+    script: [{ text: 'done' }],
+    wallMs: 1,
+    folders: { root: '/r', workspace: '/r/workspace', outside: '/r/outside' },
+    ...changes,
+  };
 }

@@ -10,6 +10,7 @@ import { orderIn, scoreRequests } from '../src/scorers/requests.js';
 import { scoreState } from '../src/scorers/state.js';
 import { containsAll, isSubsequence, scoreTrajectory } from '../src/scorers/trajectory.js';
 import type { SpanRecord } from '../src/tracing.js';
+import { fakeRun } from './helpers.js';
 
 function testCase(changes: Partial<EvalCaseInput> = {}) {
   return defineCase({
@@ -20,35 +21,6 @@ function testCase(changes: Partial<EvalCaseInput> = {}) {
     expect: { outcome: { status: 'completed' } },
     ...changes,
   });
-}
-
-function fakeRun(changes: Partial<RunRecord> = {}): RunRecord {
-  return {
-    caseId: 'unit',
-    sample: 0,
-    mode: 'scripted',
-    status: 'completed',
-    finalText: 'done',
-    seededMessages: 0,
-    history: [],
-    sessionUsage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-    files: { before: {}, after: {} },
-    outside: { before: {}, after: {} },
-    audit: [],
-    approvals: [],
-    modelCalls: [],
-    unusedRounds: [],
-    retryWaits: [],
-    toolExecutions: [],
-    compactions: [],
-    compactionEvents: [],
-    spans: [],
-    timeline: [],
-    script: [{ text: 'done' }],
-    wallMs: 1,
-    folders: { root: '/r', workspace: '/r/workspace', outside: '/r/outside' },
-    ...changes,
-  };
 }
 
 const call = (id: string, name = 'read_file', args = '{}') => ({ id, name, arguments: args });
