@@ -1,5 +1,5 @@
 import { defineCase } from '../src/case.js';
-import type { Round } from '../src/script.js';
+import { withPromptTokens, type Round } from '../src/script.js';
 
 // CMP-2, CMP-3: a task that cannot fit a 16k-token window. The user pastes a CSV export of 300
 // rows (~15,500 characters, ~3,900 tokens, kept verbatim whatever happens) and asks for it as
@@ -68,13 +68,7 @@ const rounds: Round[] = [
     expectRequest: { isSummary: true, contains: ['An array of objects, one per row', 'Example: three rows'] },
   },
 ];
-const script = rounds.map((round, index): Round => ({
-  ...round,
-  usage: {
-    promptTokens: PROMPT_TOKENS[index] ?? 0,
-    completionTokens: round.usage?.completionTokens ?? 0,
-  },
-}));
+const script = withPromptTokens(rounds, PROMPT_TOKENS);
 
 export default defineCase({
   id: 'context-exhausted',

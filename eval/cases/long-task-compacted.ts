@@ -1,5 +1,5 @@
 import { defineCase } from '../src/case.js';
-import type { Round } from '../src/script.js';
+import { withPromptTokens, type Round } from '../src/script.js';
 
 // CMP-1, CMP-2, CMP-4, CMP-6, CMP-7: a 60-turn task on a 16k-token window. The model reads spec.md
 // and notes.md first, then writes 56 modules of ~2,000 characters each (the content is in its own
@@ -161,13 +161,7 @@ for (let turn = 1; turn <= modules + 4; turn += 1) {
   if (index >= 0) rounds.push(summaryRound(turn, index));
   rounds.push(turnRound(turn));
 }
-const script = rounds.map((round, index): Round => ({
-  ...round,
-  usage: {
-    promptTokens: PROMPT_TOKENS[index] ?? 0,
-    completionTokens: round.usage?.completionTokens ?? 0,
-  },
-}));
+const script = withPromptTokens(rounds, PROMPT_TOKENS);
 
 export default defineCase({
   id: 'long-task-compacted',

@@ -1,5 +1,5 @@
 import { defineCase } from '../src/case.js';
-import type { Round } from '../src/script.js';
+import { withPromptTokens, type Round } from '../src/script.js';
 
 // CMP-1, CMP-2, CMP-3 over the real model path (OpenAI client, retrying provider, HTTP): claw
 // takes the model's context to be 24,000 tokens (so it would compact only past 19,200), but the
@@ -78,14 +78,7 @@ const rounds: Round[] = [
   },
   { text: 'Wrote report.md: 22 of 880 requests failed.', usage: { promptTokens: 0, completionTokens: 12 } },
 ];
-let answered = 0;
-const script = rounds.map((round): Round => {
-  if (round.fault !== undefined) return round;
-  const promptTokens = PROMPT_TOKENS[answered] ?? 0;
-  answered += 1;
-  const completionTokens = round.usage?.completionTokens ?? 0;
-  return { ...round, usage: { promptTokens, completionTokens } };
-});
+const script = withPromptTokens(rounds, PROMPT_TOKENS);
 
 export default defineCase({
   id: 'overflow-compacted',

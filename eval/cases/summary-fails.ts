@@ -1,5 +1,5 @@
 import { defineCase } from '../src/case.js';
-import type { Round } from '../src/script.js';
+import { withPromptTokens, type Round } from '../src/script.js';
 
 // CMP-3 over the real model path: the summary call of a compaction fails (the server answers 503,
 // and 503 again when the retrying provider tries once more), and claw falls back. On an 8k-token
@@ -65,14 +65,7 @@ rounds.push(
   call('write_file', { path: 'config.json', content: config }),
   { text: 'Wrote the 14 step modules and config.json (port 9311).', usage: { promptTokens: 0, completionTokens: 14 } },
 );
-let answered = 0;
-const script = rounds.map((round): Round => {
-  if (round.fault !== undefined) return round;
-  const promptTokens = PROMPT_TOKENS[answered] ?? 0;
-  answered += 1;
-  const completionTokens = round.usage?.completionTokens ?? 0;
-  return { ...round, usage: { promptTokens, completionTokens } };
-});
+const script = withPromptTokens(rounds, PROMPT_TOKENS);
 
 export default defineCase({
   id: 'summary-fails',

@@ -97,6 +97,25 @@ export type ScriptToolCall = z.infer<typeof scriptToolCallSchema>;
 export type ScriptUsage = z.infer<typeof usageSchema>;
 export type Round = z.infer<typeof roundSchema>;
 
+/**
+ * The rounds with the prompt tokens the model reports on each answer, in order: `promptTokens[i]`
+ * goes to the i-th round that answers (a round that is a fault answers nothing), 0 past the end;
+ * each keeps its completion tokens. For cases that make a small window fill up as they go.
+ */
+export function withPromptTokens(
+  rounds: readonly Round[],
+  promptTokens: readonly number[],
+): Round[] {
+  let answered = 0;
+  return rounds.map((round): Round => {
+    if (round.fault !== undefined) return round;
+    const prompt = promptTokens[answered] ?? 0;
+    answered += 1;
+    const completionTokens = round.usage?.completionTokens ?? 0;
+    return { ...round, usage: { promptTokens: prompt, completionTokens } };
+  });
+}
+
 /** The id the harness gives the `index`-th (0-based) tool call of round `round` (1-based). */
 export function callId(round: number, index: number): string {
   return `call_${round}_${index + 1}`;
