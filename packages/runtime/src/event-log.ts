@@ -10,8 +10,29 @@ import {
 } from '@claw/core';
 import { leaseLostCode, type PersistentSession } from '@claw/session-store';
 
-/** What the log needs of its session: its id, its events so far, and a way to number new ones. */
-export type EventSource = Pick<PersistentSession, 'id' | 'lastEventSeq' | 'storedEvents' | 'appendEvent'>;
+/**
+ * What the log needs of its session: its id, its events so far, and a way to number new ones. Its
+ * events are stored in the order they were numbered: once one's `written` resolved, every event
+ * before it is stored too, one whose own write failed included (a session's next write stores it
+ * again). `flush`, when there is one, stores everything numbered before the call; without it, an
+ * event whose write failed waits for a later write to store it.
+ */
+export type EventSource =
+  Pick<PersistentSession, 'id' | 'lastEventSeq' | 'storedEvents' | 'appendEvent'>
+  & Partial<Pick<PersistentSession, 'flush'>>;
+
+/** Starts a timer and returns a function that cancels it (injectable: tests drive time). */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
+/** A timer that does not keep the process alive: a retry is no reason to stay. */
+const unrefTimer: SetTimer = (callback, ms) => {
+  const timer = setTimeout(callback, ms);
+  timer.unref();
+  return () => clearTimeout(timer);
+};
+
+/** How the events a failed write left unstored are stored again: delays double up to the last. */
+const storeRetry = { firstMs: 100, maxMs: 5000 } as const;
 
 /** How much of a session's events the log keeps in memory for replay (RT-4). */
 export interface EventRetention {
@@ -159,6 +180,12 @@ interface Kept {
   bytesThrough: number;
 }
 
+/** An event numbered and not delivered yet: its write is under way, or failed. */
+interface Numbered {
+  event: SessionEvent;
+  size: number;
+}
+
 interface Subscriber {
   cursor: number;
   /** Every event up to here was taken: its reader asked for the next one after it. */
@@ -190,8 +217,10 @@ function sizeOf(event: SessionEvent): number {
 /**
  * The events of one session (RT-3, RT-4). `append` numbers an event (through the session, so seq
  * continues after a restart), stores it with the session and returns it at once: the caller (the
- * run) never waits. An event is delivered to subscribers once its write settled, in seq order,
- * so a subscriber never sees an event that a crash could take back and number again.
+ * run) never waits. An event is delivered to subscribers once it is stored, in seq order, so a
+ * subscriber never sees an event that a crash could take back and number again. One whose write
+ * failed is held, and the events after it wait behind it, until a later write or a retry
+ * (`flush`, with a growing delay) stores it; a log closed before that never delivers it.
  *
  * Recent events stay in memory (bounded by count and bytes) for replay. Each subscriber is a
  * cursor into them with its own bound: one that falls further behind than the bound (counting
@@ -210,8 +239,25 @@ export class SessionEventLog {
   private committedBytes = 0;
   /** The last delivered (committed) event. */
   private committed: number;
-  /** Events numbered but not yet committed, in order, with whether their write settled. */
-  private readonly inFlight: Array<{ event: SessionEvent; settled: boolean }> = [];
+  /** Events numbered but not yet committed, in order (see `dropped` for those let go). */
+  private inFlight: Numbered[] = [];
+  private inFlightBytes = 0;
+  /** Writes of events under way (their `written` has not settled). */
+  private writing = 0;
+  /** Every event up to here is stored: the session stores them in order (see EventSource). */
+  private storedSeq: number;
+  /** The last event whose write failed while it is not stored yet, and why: it is held. */
+  private failed: { seq: number; error: unknown } | undefined;
+  /**
+   * Held events outgrew the retention and were let go from memory: those up to here. Once they
+   * are stored, the log goes on after them as after a gap (see `ingest`).
+   */
+  private dropped: number | undefined;
+  /** Cancels the retry that is due (`retryLater`). */
+  private cancelRetry: (() => void) | undefined;
+  private retryDelay: number = storeRetry.firstMs;
+  private readonly setTimer: SetTimer;
+  private readonly onError: (error: unknown, what: string) => void;
   private readonly subscribers = new Set<Subscriber>();
   private closed = false;
   /** A check of the subscribers' bounds is scheduled (`checkBounds`). */
@@ -225,12 +271,22 @@ export class SessionEventLog {
     session: EventSource;
     retention?: EventRetention;
     subscriberBound?: SubscriberBound;
+    /** Timers of the retries of failed writes. Default: `setTimeout`, unref'd. */
+    setTimer?: SetTimer;
+    /**
+     * Told when a retry of a failed write fails too (the store is still away), or something else
+     * goes wrong in that background work, which has nobody to throw to. Default: ignored.
+     */
+    onError?: (error: unknown, what: string) => void;
   }) {
     this.session = options.session;
     this.sessionId = options.session.id;
     this.retention = { ...defaultEventRetention, ...options.retention };
     this.bound = { ...defaultSubscriberBound, ...options.subscriberBound };
+    this.setTimer = options.setTimer ?? unrefTimer;
+    this.onError = options.onError ?? (() => undefined);
     this.committed = options.session.lastEventSeq();
+    this.storedSeq = this.committed;
     const stored = options.session.storedEvents();
     // Only a run of events that ends at the session's last one can be replayed.
     if (stored.at(-1)?.seq === this.committed) {
@@ -254,21 +310,27 @@ export class SessionEventLog {
   }
 
   /**
-   * Numbers the event, stores it with the session and returns it. Never waits; a failed write is
-   * the session's to report (the event is still delivered: it has its number either way).
+   * Numbers the event, stores it with the session and returns it. Never waits, and a failed write
+   * is the session's to report: the run's own changes go in the same writes, and their failure
+   * stops it. The event is delivered once stored (held until then, see the class).
    */
   append(body: SessionEventBody): SessionEvent {
     const { event, written } = this.session.appendEvent(body);
-    const entry = { event, settled: false };
-    this.inFlight.push(entry);
-    const settle = (): void => {
-      entry.settled = true;
-      this.commitSettled();
-    };
-    written.then(settle, (error: unknown) => {
-      this.lose(error);
-      settle();
-    });
+    const size = sizeOf(event);
+    this.inFlight.push({ event, size });
+    this.inFlightBytes += size;
+    this.writing += 1;
+    written.then(
+      () => {
+        this.writing -= 1;
+        this.storedThrough(event.seq);
+      },
+      (error: unknown) => {
+        this.writing -= 1;
+        this.writeFailed(event.seq, error);
+      },
+    );
+    this.boundHeld();
     return event;
   }
 
@@ -279,6 +341,100 @@ export class SessionEventLog {
    */
   private lose(error: unknown): void {
     this.lost ??= findErrorWithCode(error, leaseLostCode);
+  }
+
+  /** Every event up to `seq` is stored: those held are delivered, and no retry is due. */
+  private storedThrough(seq: number): void {
+    this.storedSeq = Math.max(this.storedSeq, seq);
+    if (this.failed !== undefined && this.storedSeq >= this.failed.seq) {
+      this.failed = undefined;
+      this.stopRetrying();
+      this.retryDelay = storeRetry.firstMs;
+    }
+    this.commitSettled();
+  }
+
+  /**
+   * The write of event `seq` failed: unless the session is lost, the event is held (and the
+   * events after it wait) until a later write or a retry stores it.
+   */
+  private writeFailed(seq: number, error: unknown): void {
+    this.lose(error);
+    if (this.lost === undefined && seq > this.storedSeq) {
+      if (this.failed === undefined || seq > this.failed.seq) this.failed = { seq, error };
+      this.boundHeld();
+      this.retryLater();
+    }
+    this.commitSettled();
+  }
+
+  /**
+   * Held events take memory for as long as the store is away: beyond the retention, they are let
+   * go (`dropped`). Subscribers behind them then end with `lagged` once they are stored, and come
+   * back from the store through a snapshot; until then nothing of them is delivered, as before.
+   */
+  private boundHeld(): void {
+    if (this.failed === undefined) return;
+    const { maxEvents, maxBytes } = this.retention;
+    if (this.inFlight.length <= maxEvents && this.inFlightBytes <= maxBytes) return;
+    const last = this.inFlight.at(-1);
+    if (last === undefined) return;
+    for (const { event } of this.inFlight) forgetEventJson(event);
+    this.dropped = last.event.seq;
+    this.inFlight = [];
+    this.inFlightBytes = 0;
+  }
+
+  /** Stores the held events again (`flush`) once the delay is over; each delay doubles. */
+  private retryLater(): void {
+    if (this.cancelRetry !== undefined || this.closed || this.session.flush === undefined) return;
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(delay * 2, storeRetry.maxMs);
+    this.cancelRetry = this.setTimer(() => {
+      this.cancelRetry = undefined;
+      void this.storeHeld();
+    }, delay);
+  }
+
+  private stopRetrying(): void {
+    this.cancelRetry?.();
+    this.cancelRetry = undefined;
+  }
+
+  /** A retry: never rejects (a timer's callback has nobody to throw to); failures are told. */
+  private async storeHeld(): Promise<void> {
+    const what = `storing the events of session ${JSON.stringify(this.sessionId)} again`;
+    try {
+      if (this.closed || this.lost !== undefined || this.failed === undefined) return;
+      // What `flush` stores: everything numbered before it was called.
+      const through = this.session.lastEventSeq();
+      // A write under way: a close meanwhile waits for it, as for the others.
+      this.writing += 1;
+      let stored: boolean;
+      try {
+        await this.session.flush?.();
+        stored = true;
+      } catch (error) {
+        stored = false;
+        this.report(error, what);
+        this.lose(error);
+        if (this.lost === undefined && this.failed !== undefined) this.retryLater();
+      } finally {
+        this.writing -= 1;
+      }
+      if (stored) this.storedThrough(through);
+      else this.commitSettled();
+    } catch (error) {
+      this.report(error, what);
+    }
+  }
+
+  private report(error: unknown, what: string): void {
+    try {
+      this.onError(error, what);
+    } catch {
+      // A reporter that throws changes nothing.
+    }
   }
 
   /**
@@ -332,6 +488,10 @@ export class SessionEventLog {
   close(reason?: unknown): void {
     this.closed = true;
     if (reason !== undefined) this.closedWith ??= sessionEndOf(reason, this.sessionId);
+    // A session let go is no longer this log's to store: a write still under way may store what
+    // is held; else it is never delivered (see `commitSettled`).
+    this.stopRetrying();
+    this.commitSettled();
     for (const subscriber of this.subscribers) subscriber.wake?.();
   }
 
@@ -379,8 +539,9 @@ export class SessionEventLog {
         }
         // Lost: what was numbered and not stored is never delivered (see `commitSettled`).
         if (this.lost !== undefined) throw this.lost;
-        // Closed: done once the events numbered before it were delivered (writes still settling).
-        if (this.closed && this.inFlight.length === 0) {
+        // Closed: done once the events numbered before it were delivered (writes still settling)
+        // or given up (never stored).
+        if (this.closed && this.inFlight.length === 0 && this.dropped === undefined) {
           if (this.closedWith !== undefined) throw this.closedWith;
           return;
         }
@@ -425,19 +586,63 @@ export class SessionEventLog {
     this.wakeSubscribers();
   }
 
+  /** Delivers what is stored, in order; gives up what can no longer be (lost, or closed). */
   private commitSettled(): void {
     if (this.lost !== undefined) {
-      this.inFlight.length = 0;
+      this.forgetUnstored();
       this.wakeSubscribers();
       return;
     }
     let advanced = false;
-    while (this.inFlight[0]?.settled === true) {
-      const { event } = this.inFlight.shift() as { event: SessionEvent };
-      this.keep(event);
+    if (this.dropped !== undefined && this.storedSeq >= this.dropped) {
+      // The events let go are stored: go on after them, as after a gap.
+      this.kept = [];
+      this.keptStart = 0;
+      this.keptBytes = 0;
+      this.committed = this.dropped;
+      this.dropped = undefined;
+      advanced = true;
+    }
+    const storedNext = (): boolean =>
+      this.dropped === undefined && (this.inFlight[0]?.event.seq ?? Infinity) <= this.storedSeq;
+    while (storedNext()) {
+      const { event, size } = this.inFlight.shift() as Numbered;
+      this.inFlightBytes -= size;
+      this.keep(event, size);
+      advanced = true;
+    }
+    const unstored = this.inFlight.length > 0 || this.dropped !== undefined;
+    if (this.closed && this.writing === 0 && unstored) {
+      // Closed, and no write under way can store them any more: subscribers end after what was
+      // stored, with the close's reason, or else with what the store said.
+      this.closedWith ??= this.unstoredEnd();
+      this.forgetUnstored();
       advanced = true;
     }
     if (advanced) this.wakeSubscribers();
+  }
+
+  private forgetUnstored(): void {
+    for (const { event } of this.inFlight) forgetEventJson(event);
+    this.inFlight = [];
+    this.inFlightBytes = 0;
+    this.dropped = undefined;
+    this.failed = undefined;
+    this.stopRetrying();
+  }
+
+  /** Why the subscribers of a log closed before its events were stored end. */
+  private unstoredEnd(): SessionEndedError {
+    const cause = this.failed?.error;
+    return new SessionEndedError({
+      sessionId: this.sessionId,
+      code: 'store_unavailable',
+      message:
+        `session ${JSON.stringify(this.sessionId)} was let go before its store took its latest ` +
+        `events${cause === undefined ? '' : ` (${errorMessage(cause)})`}. Reopen it once the ` +
+        'store is back.',
+      cause,
+    });
   }
 
   private wakeSubscribers(): void {
@@ -471,8 +676,7 @@ export class SessionEventLog {
     }
   }
 
-  private keep(event: SessionEvent): void {
-    const size = sizeOf(event);
+  private keep(event: SessionEvent, size = sizeOf(event)): void {
     this.committedBytes += size;
     this.committed = event.seq;
     this.kept.push({ event, size, bytesThrough: this.committedBytes });

@@ -31,13 +31,19 @@ describe('SessionEventLog and a session this process may lose (SCALE-2)', () => 
     expect(seen).toEqual([1]);
   });
 
-  it('a write that fails for another reason still delivers the event (it keeps its number)', async () => {
+  it('a write that fails for another reason holds the event until a later write stores it (D1: a crash could take it back)', async () => {
     const session = heldEventSource();
     const log = new SessionEventLog({ session });
     const events = log.events({ after: 0 });
     log.append(delta('one'));
     session.settle(new ClawError('disk full', { code: 'session_write_failed' }));
-    expect((await events.next()).value).toMatchObject({ seq: 1 });
+    await nextTurn();
+    expect(log.lastSeq).toBe(0);
+    // Writes are stored in order: the next one that succeeds stored the first too.
+    log.append(delta('two'));
+    session.settle();
+    expect((await events.next()).value).toMatchObject({ seq: 1, content: 'one' });
+    expect((await events.next()).value).toMatchObject({ seq: 2, content: 'two' });
   });
 });
 

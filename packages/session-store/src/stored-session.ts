@@ -208,7 +208,14 @@ export class StoredSession implements PersistentSession {
     return this.change({ type: 'tool_finished', toolCallId });
   }
 
+  /**
+   * After a failed write this stores the whole session again; the event log retries through it
+   * (RT-3). A deleted session is not stored again: that would bring it back, and without its lock.
+   *
+   * @throws SessionStoreError `session_deleted` once the session was deleted.
+   */
   flush(): Promise<void> {
+    if (this.deleted) return Promise.reject(this.deletedError());
     return this.writer.flush();
   }
 
@@ -232,6 +239,13 @@ export class StoredSession implements PersistentSession {
     return this.change({ type: 'repair', inserts });
   }
 
+  private deletedError(): SessionStoreError {
+    return new SessionStoreError(
+      `Session ${JSON.stringify(this.state.id)} was deleted; open it again to start afresh.`,
+      { code: 'session_deleted' },
+    );
+  }
+
   /** Rejects every later change, then removes the session's storage once queued writes are done. */
   delete(): Promise<void> {
     this.deleted = true;
@@ -249,14 +263,7 @@ export class StoredSession implements PersistentSession {
     encode?: () => string,
     at = this.stamp(),
   ): Promise<void> {
-    if (this.deleted) {
-      return Promise.reject(
-        new SessionStoreError(
-          `Session ${JSON.stringify(this.state.id)} was deleted; open it again to start afresh.`,
-          { code: 'session_deleted' },
-        ),
-      );
-    }
+    if (this.deleted) return Promise.reject(this.deletedError());
     const seq = this.state.seq + 1;
     let encoded: string;
     try {
