@@ -69,12 +69,13 @@ export interface LogWriterOptions {
 /**
  * Writes one session's changes to its `SessionLog`, in order (one queue per session): the
  * changes made while a write is under way go out together as the next append (one write, one
- * fsync when any of them asks for it). The next write is a whole snapshot (`compact`) after a
- * clear and after a failed write (an append may have been half stored; only a new snapshot puts
- * it right); when the log says the records outweigh their snapshot, the next write not asked to
- * be flushed is (a flushed one, which a tool waits on, appends: up to 8 in a row). A
- * `session_seq_conflict` means another writer: this writer then stops writing (every later write
- * rejects with it) so that it never overwrites the other's changes.
+ * fsync when any of them asks for it). After a failed write the next write is a whole snapshot
+ * (`compact`) instead of an append (an append may have been half stored; only a new snapshot puts
+ * it right). After a clear the next write appends its batch and then compacts; when the log says
+ * the records outweigh their snapshot, the next write not asked to be flushed does (a flushed
+ * one, which a tool waits on, only appends: up to 8 in a row). A `session_seq_conflict` means
+ * another writer: this writer then stops writing (every later write rejects with it) so that it
+ * never overwrites the other's changes.
  */
 export class LogWriter implements SessionWriter {
   private readonly log: SessionLog;
@@ -84,12 +85,15 @@ export class LogWriter implements SessionWriter {
   private readonly queue = new SerialQueue();
   private pending: Pending[] = [];
   private persistedSeq: number;
+  /** The log cannot take an append (none yet, damage, a failed write): write a snapshot instead. */
   private needsSnapshot: boolean;
   /**
    * The log says its records outweigh their snapshot: the next write that nobody waits on to be
-   * flushed compacts (see `persistThrough`).
+   * flushed compacts after its append (see `persistThrough`).
    */
   private compactionDue = false;
+  /** A clear made the stored history dead weight: the next write compacts after its append. */
+  private cleared = false;
   /** Writes that skipped a due compaction because they were to be flushed. */
   private compactionsPostponed = 0;
   private startEmpty: SessionSnapshot | undefined;
@@ -113,7 +117,7 @@ export class LogWriter implements SessionWriter {
   write(record: LogRecord, options: WriteOptions): Promise<void> {
     this.pending.push({ record, sync: options.sync });
     // After a clear the old history is dead weight, and the new snapshot is small: write it now.
-    if (record.change.type === 'clear') this.needsSnapshot = true;
+    if (record.change.type === 'clear') this.cleared = true;
     // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
     // events) are stored together: one write, and one fsync when any of them needs it.
     this.scheduled ??= this.schedule();
@@ -171,17 +175,18 @@ export class LogWriter implements SessionWriter {
       this.persistedSeq = empty.seq;
     }
     this.startEmpty = undefined;
-    const sync = this.syncEveryWrite || this.pending.some((pending) => pending.sync);
-    if (this.compactionDue && !this.needsSnapshot) {
-      // A compaction rewrites the whole history and flushes it twice (file and folder). A write
-      // that a tool waits on (an intent) appends instead, and a later one compacts (PERF-1);
-      // after a few postponed in a row (every write flushed), one compacts anyway.
-      if (!sync || this.compactionsPostponed >= maxCompactionsPostponed) this.needsSnapshot = true;
-      else this.compactionsPostponed += 1;
-    }
     if (this.needsSnapshot) {
       await this.writeSnapshot();
       return;
+    }
+    const sync = this.syncEveryWrite || this.pending.some((pending) => pending.sync);
+    let compact = this.cleared;
+    if (this.compactionDue && !compact) {
+      // A compaction rewrites the whole history and flushes it twice (file and folder). A write
+      // that a tool waits on (an intent) only appends, and a later one compacts (PERF-1); after
+      // a few postponed in a row (every write flushed), one compacts anyway.
+      if (!sync || this.compactionsPostponed >= maxCompactionsPostponed) compact = true;
+      else this.compactionsPostponed += 1;
     }
     const batch = this.pending;
     this.pending = [];
@@ -189,10 +194,12 @@ export class LogWriter implements SessionWriter {
     if (last === undefined) return;
     let compactionDue: boolean;
     try {
+      // The writers of a batch that a compaction follows wait for it too, as when the snapshot
+      // was their write: a reader after them finds the log compacted.
       ({ compactionDue } = await this.log.append(
         this.id,
         batch.map((pending) => pending.record),
-        { sync, onWritten },
+        compact ? { sync } : { sync, onWritten },
       ));
     } catch (error) {
       if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {
@@ -214,20 +221,37 @@ export class LogWriter implements SessionWriter {
     }
     this.persistedSeq = last.record.seq;
     this.compactionDue = compactionDue;
+    if (compact) await this.compactAfterAppend();
   }
 
+  /**
+   * Compacts once the batch is appended, never in its place: processes that follow a shared log
+   * read its records (SCALE-4), and a change folded into a snapshot without ever being a record
+   * never reaches them, nor do its events. It costs one more write per compaction (for a file
+   * log the batch's bytes, flushed only when asked; for a shared one a transaction), where a
+   * compaction that took the records along would need a wider `SessionLog`. With changes made
+   * while the batch was appended, it waits: a snapshot now would hold them in place of their
+   * records. Their write, already scheduled, appends them and compacts.
+   */
+  private async compactAfterAppend(): Promise<void> {
+    if (this.pending.length > 0) return;
+    try {
+      await this.writeSnapshot();
+    } catch {
+      // The batch is stored: its write succeeded. A compaction replaces the log at once or not at
+      // all, so a failed one left it as it was: later writes append, and one compacts again.
+    }
+  }
+
+  /** Writes the whole session; on failure the log is as it was (see `SessionLog.compact`). */
   private async writeSnapshot(): Promise<void> {
     const state = this.state();
     const seq = state.seq;
-    try {
-      await this.log.compact(this.id, snapshotOf(state));
-    } catch (error) {
-      this.needsSnapshot = true;
-      throw error;
-    }
+    await this.log.compact(this.id, snapshotOf(state));
     this.persistedSeq = seq;
     this.pending = this.pending.filter((pending) => pending.record.seq > seq);
     this.needsSnapshot = false;
+    this.cleared = false;
     this.compactionDue = false;
     this.compactionsPostponed = 0;
   }
