@@ -13,7 +13,12 @@ import {
   type Usage,
 } from '@claw/core';
 import type { SessionSnapshot } from './session-log.js';
-import type { OpenTask, RepairInsert, SessionChange } from './session-state.js';
+import type {
+  OpenTask,
+  RepairInsert,
+  SessionChange,
+  StoredToolResult,
+} from './session-state.js';
 
 /**
  * The version of the records claw writes (`"v"`). Version 2 added events (RT-3) and the event
@@ -222,12 +227,17 @@ function snapshot(value: unknown, seq: number): SessionSnapshot {
   const session = fields(value, 'session');
   const journal = fields(session.journal, 'session.journal');
   const entries = list(journal.calls, 'session.journal.calls').map((item, index) => {
-    const entry = fields(item, `session.journal.calls[${index}]`);
-    return {
-      id: text(entry.id, `session.journal.calls[${index}].id`),
-      started: flag(entry.started, `session.journal.calls[${index}].started`),
-      finished: flag(entry.finished, `session.journal.calls[${index}].finished`),
+    const what = `session.journal.calls[${index}]`;
+    const entry = fields(item, what);
+    const call = {
+      id: text(entry.id, `${what}.id`),
+      started: flag(entry.started, `${what}.started`),
+      finished: flag(entry.finished, `${what}.finished`),
     };
+    // A call's stored result (SES-8); snapshots from before it, and calls without one, have none.
+    return entry.result === undefined
+      ? call
+      : { ...call, result: storedResult(entry.result, `${what}.result`) };
   });
   return {
     id: text(session.id, 'session.id'),
@@ -246,6 +256,14 @@ function snapshot(value: unknown, seq: number): SessionSnapshot {
     ...(session.compaction === undefined
       ? {}
       : { compaction: compaction(session.compaction, 'session.compaction') }),
+  };
+}
+
+function storedResult(value: unknown, what: string): StoredToolResult {
+  const object = fields(value, what);
+  return {
+    content: text(object.content, `${what}.content`),
+    isError: flag(object.isError, `${what}.isError`),
   };
 }
 

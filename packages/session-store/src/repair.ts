@@ -12,8 +12,9 @@ export const toolCallStartedText =
   'tool call started, outcome unknown (the process stopped while it ran; check before repeating it)';
 
 /**
- * Observation text for an interrupted call that ended, but whose Observation was lost before it
- * was saved (the process stopped between the tool's end and the end of its wave) (SES-8).
+ * Observation text for an interrupted call that ended, but whose result was lost before it was
+ * saved (the process stopped after the tool's end was recorded and before its result was) (SES-8).
+ * A result that was saved is put back instead (see {@link RepairedCallState}).
  */
 export const toolCallUnrecordedText =
   'tool call finished, but its result was not saved (the process stopped before it was recorded; check before repeating it)';
@@ -27,17 +28,41 @@ export const toolCallUnrecordedText =
  */
 export type InterruptedCallState = 'incomplete' | 'never_started' | 'started' | 'finished_unrecorded';
 
-/** The tool journal as repair reads it: which calls were recorded as started and as finished. */
+/**
+ * What repair did for a call without an Observation: told the model it was interrupted (an
+ * {@link InterruptedCallState}), or, `recovered`, put back the result the session stored for it
+ * (its `tool_result` event) when its wave's Observations were not saved. A recovered call ended
+ * as the model sees it: it is not told again, and it must never run again.
+ */
+export type RepairedCallState = InterruptedCallState | 'recovered';
+
+/**
+ * The tool journal as repair reads it: which calls were recorded as started and as finished, and
+ * the results stored for calls that have no Observation.
+ */
 export interface ToolJournalView {
   readonly started: ReadonlySet<string>;
   readonly finished: ReadonlySet<string>;
+  /**
+   * The Observations of calls whose result was stored (as their `tool_result` event) but whose
+   * wave never appended it, by call id. Repair puts these back instead of making one up.
+   */
+  readonly results?: ReadonlyMap<string, ToolMessage>;
+  /**
+   * False when the session never recorded a tool start: then `started` and `finished` tell
+   * nothing, and a call without a stored result is `incomplete`. Default true.
+   */
+  readonly active?: boolean;
 }
 
 /** One call that got an Observation from repair. */
 export interface RepairedCall {
   readonly call: ToolCall;
-  readonly state: InterruptedCallState;
-  /** The inserted Observation (an error Observation with the text for `state`). */
+  readonly state: RepairedCallState;
+  /**
+   * The inserted Observation: the stored one when `recovered`, else an error Observation with
+   * the text for `state`.
+   */
   readonly observation: ToolMessage;
   /** Where the Observation sits in the repaired history. */
   readonly index: number;
@@ -58,11 +83,12 @@ const texts: Readonly<Record<InterruptedCallState, string>> = {
   finished_unrecorded: toolCallUnrecordedText,
 };
 
-const labels: Readonly<Record<InterruptedCallState, string>> = {
+const labels: Readonly<Record<RepairedCallState, string>> = {
   incomplete: 'incomplete (previous run was interrupted)',
   never_started: 'never started',
   started: 'started, outcome unknown',
   finished_unrecorded: 'finished, result not saved',
+  recovered: 'ended, its saved result restored',
 };
 
 /** The Observation repair inserts for a call in this state. */
@@ -74,16 +100,29 @@ export function interruptedObservation(
 }
 
 function stateOf(id: string, journal: ToolJournalView | undefined): InterruptedCallState {
-  if (journal === undefined) return 'incomplete';
+  if (journal === undefined || journal.active === false) return 'incomplete';
   // A finish without a start means the start could not be recorded, and then the tool never ran.
   if (!journal.started.has(id)) return 'never_started';
   return journal.finished.has(id) ? 'finished_unrecorded' : 'started';
 }
 
+/** What a call without an Observation gets, at `index`: its stored result, or a text. */
+function repairOf(
+  call: ToolCall,
+  journal: ToolJournalView | undefined,
+  index: number,
+): RepairedCall {
+  const stored = journal?.results?.get(call.id);
+  if (stored !== undefined) return { call, state: 'recovered', observation: stored, index };
+  const state = stateOf(call.id, journal);
+  return { call, state, observation: interruptedObservation(call.id, state), index };
+}
+
 /**
  * Orphan repair (SES-7, SES-8): every assistant tool call without an Observation gets one,
  * inserted directly after that assistant message and its existing Observations (before the next
- * non-tool message), in call order. The text says what the journal knows (see
+ * non-tool message), in call order. A call whose result the journal holds gets that result
+ * (`recovered`): a call never has two. Any other gets a text saying what the journal knows (see
  * {@link InterruptedCallState}); without a journal every such call is `incomplete`. Tools are never
  * re-executed. Pure: `history` is not changed; when nothing is missing, it is returned as is.
  */
@@ -100,10 +139,9 @@ export function repairHistory(
     for (let at = from; at < gap.before; at += 1) result.push(history[at] as Message);
     from = gap.before;
     for (const call of gap.calls) {
-      const state = stateOf(call.id, journal);
-      const observation = interruptedObservation(call.id, state);
-      repaired.push({ call, state, observation, index: result.length });
-      result.push(observation);
+      const repair = repairOf(call, journal, result.length);
+      repaired.push(repair);
+      result.push(repair.observation);
     }
   }
   for (let at = from; at < history.length; at += 1) result.push(history[at] as Message);

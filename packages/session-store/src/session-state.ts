@@ -17,11 +17,31 @@ import { SessionLogError } from './errors.js';
 import type { ToolJournalView } from './repair.js';
 import type { LogRecord, SessionSnapshot, StoredLog } from './session-log.js';
 
+/** What a call's `tool_result` event stored: its Observation's text and whether it failed. */
+export interface StoredToolResult {
+  content: string;
+  isError: boolean;
+}
+
 /** What the tool journal knows about one call (SES-8). */
 export interface JournalEntry {
   started: boolean;
   finished: boolean;
+  /**
+   * Its result, once its `tool_result` event is stored. A wave appends its Observations only
+   * once every call ended, so after a crash in between this is the one record of what the call
+   * returned: repair puts it back rather than tell the model the result was lost.
+   */
+  result?: StoredToolResult;
 }
+
+/**
+ * A call of a snapshot's journal: its entry, with its result when one was stored (written only
+ * then, so a snapshot without results reads as before).
+ */
+type SnapshotJournalCall = SessionSnapshot['journal']['calls'][number] & {
+  result?: StoredToolResult;
+};
 
 /** Everything a session keeps (SES-1), as held in memory and written in a snapshot. */
 export interface SessionState {
@@ -38,7 +58,10 @@ export interface SessionState {
   cost: CostTotals;
   /** True once any tool start or end was recorded: from then on, no record means "not started". */
   journalActive: boolean;
-  /** Journal entries of calls that have no Observation yet. */
+  /**
+   * Journal entries of calls that have no Observation yet (also of calls that never started but
+   * have a stored result: a denied call, say).
+   */
   journal: Map<string, JournalEntry>;
   /** The task the session's events say is running (see {@link OpenTask}). */
   openTask: OpenTask | undefined;
@@ -154,6 +177,37 @@ function journalEntry(state: SessionState, id: string): JournalEntry {
 }
 
 /**
+ * Keeps the result a `tool_result` event stores for a call still waiting for its Observation
+ * (see {@link JournalEntry.result}). One reported after its Observation, or for a call the
+ * history does not have (a subagent's), is not kept.
+ */
+function keepResult(state: SessionState, event: SessionEventOf<'tool_result'>): void {
+  // Events are read back unchecked (the runtime's to validate); repair writes this one as a
+  // message, so only a well-formed result is kept.
+  if (typeof event.result !== 'string' || typeof event.is_error !== 'boolean') return;
+  if (!awaitsObservation(state.messages, event.tool_call_id)) return;
+  journalEntry(state, event.tool_call_id).result = {
+    content: event.result,
+    isError: event.is_error,
+  };
+}
+
+/**
+ * True when `id` is a call of the latest assistant message and no Observation for it follows
+ * (where `findUnpairedCalls` looks for one).
+ */
+function awaitsObservation(messages: readonly Message[], id: string): boolean {
+  for (let at = messages.length - 1; at >= 0; at -= 1) {
+    const message = messages[at];
+    if (message?.role === 'assistant') {
+      return message.toolCalls?.some((call) => call.id === id) === true;
+    }
+    if (message?.role === 'tool' && message.toolCallId === id) return false;
+  }
+  return false;
+}
+
+/**
  * Applies one change at time `at`. The live session and the log reader both go through here, so
  * what is reloaded is what was in memory.
  *
@@ -220,6 +274,7 @@ export function applyChange(state: SessionState, change: SessionChange, at: stri
       }
       state.eventSeq = change.event.seq;
       state.openTask = followTask(state.openTask, change.event);
+      if (change.event.type === 'tool_result') keepResult(state, change.event);
       break;
   }
   state.updatedAt = at;
@@ -275,16 +330,28 @@ export function replay(
   return { state, events: events.slice(-maxStoredEvents) };
 }
 
-/** The journal as repair reads it, or `undefined` when this session never kept one. */
+/**
+ * The journal as repair reads it, or `undefined` when this session never kept one and has no
+ * stored result to put back.
+ */
 export function journalView(state: SessionState): ToolJournalView | undefined {
-  if (!state.journalActive) return undefined;
   const started = new Set<string>();
   const finished = new Set<string>();
+  const results = new Map<string, ToolMessage>();
   for (const [id, entry] of state.journal) {
     if (entry.started) started.add(id);
     if (entry.finished) finished.add(id);
+    if (entry.result !== undefined) results.set(id, observationOf(id, entry.result));
   }
-  return { started, finished };
+  if (!state.journalActive && results.size === 0) return undefined;
+  return { started, finished, results, active: state.journalActive };
+}
+
+/** The Observation a stored result stands for. */
+function observationOf(toolCallId: string, result: StoredToolResult): ToolMessage {
+  return result.isError
+    ? { role: 'tool', toolCallId, content: result.content, isError: true }
+    : { role: 'tool', toolCallId, content: result.content };
 }
 
 /** The snapshot of a new session: nothing in it yet. */
@@ -309,6 +376,7 @@ export function snapshotOf(state: SessionState): SessionSnapshot {
     cost: state.cost,
     journal: {
       active: state.journalActive,
+      // With its result when one is stored (see `SnapshotJournalCall`).
       calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
     },
     ...(state.openTask === undefined ? {} : { openTask: state.openTask }),
@@ -329,9 +397,12 @@ export function stateOf(snapshot: SessionSnapshot, workDir: string): SessionStat
     usage: { ...snapshot.usage },
     cost: { ...snapshot.cost },
     journalActive: snapshot.journal.active,
-    journal: new Map(
-      snapshot.journal.calls.map(({ id, started, finished }) => [id, { started, finished }]),
-    ),
+    journal: new Map(snapshot.journal.calls.map((call: SnapshotJournalCall) => [
+      call.id,
+      call.result === undefined
+        ? { started: call.started, finished: call.finished }
+        : { started: call.started, finished: call.finished, result: call.result },
+    ])),
     openTask: snapshot.openTask,
     compaction: snapshot.compaction,
   };
