@@ -21,7 +21,8 @@ import { visible } from './terminal-text.js';
  * run left without a result, and what the model is told about each. Empty when nothing was.
  */
 export function repairNotice(session: PersistentSession): string[] {
-  const repaired = session.lastRepair();
+  // A call whose stored result repair put back had one: it is not news to the user.
+  const repaired = session.lastRepair().filter(({ state }) => state !== 'recovered');
   if (repaired.length === 0) return [];
   return [
     `the previous run of this session was interrupted; ${repaired.length} tool call(s) had no result:`,

@@ -14,6 +14,8 @@ import {
 import type { RunResult } from '@claw/engine';
 import {
   describeRepair,
+  toolCallIncompleteText,
+  type OpenTask,
   type PersistentSession,
   type RepairedCall,
   type SessionLease,
@@ -172,11 +174,12 @@ export class SessionHost {
   /**
    * A task the session's previous process left running (it stopped, or lost the session to this
    * one, SES-7, SCALE-3) never ends by itself: its events end it here, so that whoever follows the
-   * session sees how it ended. Its open questions are closed, each call repair paired gets its
-   * result (what repair told the model: never started, or started with an unknown outcome; no
-   * tool runs again), then `task_failed` (`task_interrupted`) and the `idle` state. With
-   * `resume`, a task that was waiting for approvals goes on instead: the calls it asked about
-   * (which never ran) are made again under new ids, so their questions are raised again.
+   * session sees how it ended. Its open questions are closed, each of its calls without a stored
+   * `tool_result` event gets one (what its Observation tells the model since repair: never
+   * started, started with an unknown outcome, or the result it stored; no tool runs again), then
+   * `task_failed` (`task_interrupted`) and the `idle` state. With `resume`, a task that was
+   * waiting for approvals goes on instead: the calls it asked about (which never ran) are made
+   * again under new ids, so their questions are raised again.
    */
   private endInterruptedTask(resume: boolean): void {
     const open = this.session.openTask();
@@ -193,15 +196,8 @@ export class SessionHost {
         by: 'canceled',
       });
     }
-    for (const { call, observation } of repaired) {
-      this.events.append({
-        type: 'tool_result',
-        task_id: taskId,
-        tool_call_id: call.id,
-        tool_name: call.name,
-        result: observation.content,
-        is_error: true,
-      });
+    for (const result of unansweredResults(open, repaired, this.session.history())) {
+      this.events.append({ type: 'tool_result', task_id: taskId, ...result });
     }
     if (asked.length > 0) {
       this.begin(taskId, open.prompt, {}, asked);
@@ -480,4 +476,35 @@ function resumableCalls(
     calls.push({ ...call, id: `${call.id}-resumed` });
   }
   return calls;
+}
+
+/**
+ * The `tool_result` events an interrupted task still owes, with what each call's Observation
+ * says: one for each of its calls whose own is not stored (`OpenTask.calls`), whichever process
+ * repaired the history (a process that repaired it and stopped before it ended the task leaves
+ * this one nothing in `lastRepair`), and one for each call this process's repair paired without a
+ * stored result (one asked about before its `tool_call` event). A call whose result event was
+ * stored gets none: never two.
+ */
+function unansweredResults(
+  open: OpenTask,
+  repaired: readonly RepairedCall[],
+  history: readonly Message[],
+): Array<{ tool_call_id: string; tool_name: string; result: string; is_error: boolean }> {
+  const calls = new Map((open.calls ?? []).map((call) => [call.id, call.name]));
+  for (const { call, state } of repaired) {
+    if (state !== 'recovered' && !calls.has(call.id)) calls.set(call.id, call.name);
+  }
+  return [...calls].map(([id, name]) => {
+    const observation = history.findLast(
+      (message): message is Extract<Message, { role: 'tool' }> =>
+        message.role === 'tool' && message.toolCallId === id,
+    );
+    return {
+      tool_call_id: id,
+      tool_name: name,
+      result: observation?.content ?? toolCallIncompleteText,
+      is_error: observation === undefined ? true : observation.isError === true,
+    };
+  });
 }

@@ -45,6 +45,35 @@ async function interruptedSession(workDir: string, id: string, asking = 'rm -rf 
   return last.event.seq;
 }
 
+/**
+ * Leaves a session as a process killed mid-wave would: two bash calls started (their tool_call
+ * events stored), those in `finished` ended with their tool_result event stored, but the wave's
+ * Observations not yet appended (they go in once every call of the wave ended).
+ */
+async function wave(workDir: string, id: string, options: { finished: string[] }): Promise<number> {
+  const manager = new FileSessionManager({ workDir });
+  const lease = await manager.open(id, { workDir });
+  const { session } = lease;
+  session.appendEvent({ type: 'task_started', task_id: 'task-1', content: 'build it' });
+  await session.append({ role: 'user', content: 'build it' });
+  const calls = [bash('call-a', 'make a'), bash('call-b', 'make b')];
+  await session.append({ role: 'assistant', content: '', toolCalls: calls });
+  let last = session.appendEvent({ type: 'state', state: 'running', task_id: 'task-1' });
+  for (const call of calls) {
+    last = session.appendEvent({ type: 'tool_call', task_id: 'task-1', tool_call_id: call.id, tool_name: 'bash', arguments: call.arguments });
+    await session.toolStarted(call);
+  }
+  for (const id of options.finished) {
+    await session.toolFinished(id);
+    last = session.appendEvent({ type: 'tool_result', task_id: 'task-1', tool_call_id: id, tool_name: 'bash', result: 'built', is_error: false });
+  }
+  await last.written;
+  await session.flush();
+  await lease.release();
+  await manager.close();
+  return last.event.seq;
+}
+
 describe('a task a stopped process left open is ended when the session is opened again (SES-7, SCALE-3)', () => {
   it('closes its question, reports each repaired call, fails the task as interrupted and goes idle', async () => {
     const workDir = await tempWorkspace();
@@ -145,6 +174,44 @@ describe('a task a stopped process left open is ended when the session is opened
     const history = runtime.snapshot().history;
     expect(history.filter((message) => message.role === 'tool').map((message) => message.role === 'tool' && message.toolCallId))
       .toEqual(['call-run', 'call-ask', 'call-ask-resumed']);
+    await runtime.close();
+  });
+
+  it('a task whose history a process repaired before it stopped too still gets a result for each call (soak D2)', async () => {
+    const workDir = await tempWorkspace();
+    const lastSeq = await wave(workDir, 'twice', { finished: [] });
+    // A process opens the session (its history is repaired and stored) and stops before it ends
+    // the task: the next one finds nothing to repair, and must still answer both calls.
+    const manager = new FileSessionManager({ workDir });
+    const lease = await manager.open('twice', { workDir });
+    expect(lease.session.lastRepair().map(({ call }) => call.id)).toEqual(['call-a', 'call-b']);
+    await lease.session.flush();
+    await lease.release();
+    await manager.close();
+    const { factory } = scriptedFactory([]);
+    const runtime = await factory.createRuntime({ workDir, sessionId: 'twice' });
+    const results = (await take(runtime.events({ after: lastSeq }), 4)).filter((event) => event.type === 'tool_result');
+    expect(results.map((event) => [event.tool_call_id, event.result])).toEqual([
+      ['call-a', toolCallStartedText],
+      ['call-b', toolCallStartedText],
+    ]);
+    await runtime.close();
+  });
+
+  it('a call whose tool_result event was stored before the crash gets no second one (soak D2)', async () => {
+    const workDir = await tempWorkspace();
+    const lastSeq = await wave(workDir, 'half', { finished: ['call-a'] });
+    const { factory } = scriptedFactory([]);
+    const runtime = await factory.createRuntime({ workDir, sessionId: 'half' });
+    const events = await take(runtime.events({ after: lastSeq }), 3);
+    expect(events.map((event) => ('tool_call_id' in event ? `${event.type} ${event.tool_call_id}` : event.type)))
+      .toEqual(['tool_result call-b', 'task_failed', 'state']);
+    // The history pairs each call once: call-a with the result it stored.
+    const observations = runtime.snapshot().history.filter((message) => message.role === 'tool');
+    expect(observations.map((message) => message.role === 'tool' && [message.toolCallId, message.content])).toEqual([
+      ['call-a', 'built'],
+      ['call-b', toolCallStartedText],
+    ]);
     await runtime.close();
   });
 

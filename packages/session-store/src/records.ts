@@ -306,6 +306,18 @@ function openTask(value: unknown): OpenTask {
       }
       return asked;
     }),
+    // Snapshots from before it have none (see `OpenTask.calls`).
+    ...(task.calls === undefined
+      ? {}
+      : {
+          calls: list(task.calls, 'session.openTask.calls').map((item, index) => {
+            const call = fields(item, `session.openTask.calls[${index}]`);
+            return {
+              id: text(call.id, `session.openTask.calls[${index}].id`),
+              name: text(call.name, `session.openTask.calls[${index}].name`),
+            };
+          }),
+        }),
   };
 }
 

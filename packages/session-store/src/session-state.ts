@@ -80,13 +80,33 @@ export interface OpenTask {
   state: SessionRunState;
   /** Its questions still waiting for an answer, as their `approval_request` events. */
   approvals: Array<SessionEventOf<'approval_request'>>;
+  /**
+   * Its tool calls whose `tool_result` event is not stored, in order: whoever ends the task after
+   * a crash answers exactly these, whichever process repaired its history. Absent in snapshots
+   * from before it (and then for the rest of that task).
+   */
+  calls?: Array<{ id: string; name: string }>;
 }
 
 /** The open task after `event`. */
 function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask | undefined {
   switch (event.type) {
     case 'task_started':
-      return { taskId: event.task_id, prompt: event.content, state: 'running', approvals: [] };
+      return {
+        taskId: event.task_id,
+        prompt: event.content,
+        state: 'running',
+        approvals: [],
+        calls: [],
+      };
+    case 'tool_call':
+      return open?.calls === undefined
+        ? open
+        : { ...open, calls: [...open.calls, { id: event.tool_call_id, name: event.tool_name }] };
+    case 'tool_result':
+      return open?.calls === undefined
+        ? open
+        : { ...open, calls: open.calls.filter((call) => call.id !== event.tool_call_id) };
     case 'state':
       return open === undefined ? undefined : { ...open, state: event.state };
     case 'approval_request':
@@ -108,8 +128,6 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'thinking_delta':
     case 'context_compacted':
     case 'text_completed':
-    case 'tool_call':
-    case 'tool_result':
     case 'usage':
       return open;
     default: {

@@ -49,13 +49,13 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
     const { session } = lease;
     expect(session.openTask()).toBeUndefined();
     session.appendEvent({ type: 'task_started', task_id: 't1', content: 'do it' });
-    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'running', approvals: [] });
+    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'running', approvals: [], calls: [] });
     const asked = session.appendEvent({
       type: 'approval_request', task_id: 't1', request_id: 'r1', tool_name: 'bash', risk: 'dangerous',
       reason: 'why', arguments: '{}',
     }).event;
     session.appendEvent({ type: 'state', state: 'awaiting_approval', task_id: 't1' });
-    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'awaiting_approval', approvals: [asked] });
+    expect(session.openTask()).toEqual({ taskId: 't1', prompt: 'do it', state: 'awaiting_approval', approvals: [asked], calls: [] });
     session.appendEvent({ type: 'approval_resolved', task_id: 't1', request_id: 'r1', decision: 'deny', by: 'x' });
     expect(session.openTask()?.approvals).toEqual([]);
     // A retried model call, and an event type of a newer claw, leave the task open as it was.
@@ -68,6 +68,28 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
     await lease.release();
   });
 
+  it('keeps the task\'s calls whose tool_result event is not stored, whichever order they end in', async () => {
+    const store = new SessionStore({ log: new MemorySessionLog() });
+    const lease = await store.open('s', { workDir });
+    const { session } = lease;
+    const call = (id: string): void => {
+      session.appendEvent({ type: 'tool_call', task_id: 't1', tool_call_id: id, tool_name: 'read_file', arguments: '{}' });
+    };
+    const result = (id: string): void => {
+      session.appendEvent({ type: 'tool_result', task_id: 't1', tool_call_id: id, tool_name: 'read_file', result: 'x', is_error: false });
+    };
+    session.appendEvent({ type: 'task_started', task_id: 't1', content: 'read' });
+    call('c1');
+    call('c2');
+    call('c3');
+    result('c2');
+    expect(session.openTask()?.calls).toEqual([{ id: 'c1', name: 'read_file' }, { id: 'c3', name: 'read_file' }]);
+    result('c1');
+    result('c3');
+    expect(session.openTask()?.calls).toEqual([]);
+    await lease.release();
+  });
+
   it('is kept by a file snapshot, and a damaged one is refused as corrupt', async () => {
     const dir = await tempDir();
     const log = new FileSessionLog({ directory: dir });
@@ -75,20 +97,23 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
     const kept = await store.open('kept', { workDir });
     const { session } = kept;
     session.appendEvent({ type: 'task_started', task_id: 't1', content: 'long job' });
+    session.appendEvent({ type: 'tool_call', task_id: 't1', tool_call_id: 'c1', tool_name: 'bash', arguments: '{}' });
     const last = session.appendEvent({ type: 'state', state: 'running', task_id: 't1' });
     await last.written;
     await session.flush();
     const stored = await log.load('kept');
     if (stored === undefined) throw new Error('not stored');
     const openTask = session.openTask();
-    await log.compact('kept', { ...stored.snapshot, seq: 2, eventSeq: 2, ...(openTask === undefined ? {} : { openTask }) });
+    await log.compact('kept', { ...stored.snapshot, seq: 3, eventSeq: 3, ...(openTask === undefined ? {} : { openTask }) });
     await kept.release();
     await store.close();
 
     const reopened = new SessionStore({ log: new FileSessionLog({ directory: dir }) });
     const lease = await reopened.open('kept', { workDir });
     expect(lease.session.storedEvents()).toEqual([]);
-    expect(lease.session.openTask()).toEqual({ taskId: 't1', prompt: 'long job', state: 'running', approvals: [] });
+    expect(lease.session.openTask()).toEqual({
+      taskId: 't1', prompt: 'long job', state: 'running', approvals: [], calls: [{ id: 'c1', name: 'bash' }],
+    });
     await lease.release();
     await reopened.close();
 
