@@ -19,8 +19,8 @@ export const defaultStartupTimeoutMs = 30_000;
 /** Default time one call (a tool, a resource read, a prompt) may take (60 s). */
 export const defaultCallTimeoutMs = 60_000;
 
-// setTimeout's limit: a longer delay fires at once.
-const maxTimerMs = 2_147_483_647;
+/** setTimeout's limit: a longer delay fires at once. */
+export const maxTimerMs = 2_147_483_647;
 
 const riskSchema = z.enum(riskLevels);
 const timeoutSchema = z.number().int().positive().max(maxTimerMs);
@@ -37,6 +37,7 @@ const serverSchema = z.strictObject({
   /** Per-tool settings, by the tool's name on the server. */
   tools: z.record(z.string(), z.strictObject({ risk: riskSchema.optional() })).optional(),
   enabled: z.boolean().optional(),
+  roots: z.boolean().optional(),
   startupTimeoutMs: timeoutSchema.optional(),
   callTimeoutMs: timeoutSchema.optional(),
 });
@@ -56,6 +57,12 @@ interface McpServerCommon {
   risk: RiskLevel;
   /** Risk of single tools, by their name on the server; overrides `risk`. */
   toolRisk: Readonly<Record<string, RiskLevel>>;
+  /**
+   * Whether the server is told the workspace as its root (MCP-9; absent: true). False
+   * (`"roots": false`): claw declares no roots to it, so a server that would take the roots in
+   * place of the folders on its command line (as the filesystem server does) keeps those.
+   */
+  roots?: boolean;
   startupTimeoutMs: number;
   callTimeoutMs: number;
 }
@@ -131,7 +138,7 @@ export function parseMcpConfig(
     rules:
       'Each server needs "command" (with optional "args", "env") or "url" (with optional ' +
       '"headers"); optional: "risk" (safe, mutating, dangerous), "tools" ({"<tool>": {"risk": ' +
-      '...}}), "enabled", "startupTimeoutMs", "callTimeoutMs"',
+      '...}}), "enabled", "roots", "startupTimeoutMs", "callTimeoutMs"',
     fail: (message, cause) => new McpConfigError(message, { file, cause }),
   });
   const servers = Object.entries(data.mcpServers).map(([name, raw]) =>
@@ -180,6 +187,7 @@ function resolveServer(
     enabled,
     risk: raw.risk ?? 'dangerous',
     toolRisk,
+    roots: raw.roots ?? true,
     startupTimeoutMs: raw.startupTimeoutMs ?? defaultStartupTimeoutMs,
     callTimeoutMs: raw.callTimeoutMs ?? defaultCallTimeoutMs,
   };

@@ -13,19 +13,27 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   McpError,
   ProgressNotificationSchema,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type ClientCapabilities,
   type GetPromptResult,
   type Prompt,
   type ReadResourceResult,
   type Resource,
   type Tool as RemoteTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerConfig } from './config.js';
+import { maxTimerMs, type McpServerConfig } from './config.js';
+import {
+  defaultElicitationTimeoutMs,
+  elicitationRequestHandler,
+  type McpElicitationHandler,
+} from './elicitation.js';
 import {
   McpAuthError,
   McpRequestError,
@@ -34,6 +42,7 @@ import {
   McpUnavailableError,
 } from './errors.js';
 import { listAllPages } from './pages.js';
+import { workspaceRoot, type McpRoot } from './roots.js';
 import type { SetTimer } from './timers.js';
 import { createTransport, type OpenTransport } from './transports.js';
 
@@ -93,6 +102,15 @@ export interface McpConnectionOptions {
   /** The server's tools, prompts, resources or state changed. */
   onChange: () => void;
   onWarning: (warning: McpWarning) => void;
+  /** The roots the server is told about, read when it asks (MCP-9; default: `workDir`'s). */
+  roots?: () => readonly McpRoot[];
+  /**
+   * Answers the server's requests for input (MCP-7). Without it claw does not declare the
+   * `elicitation` capability, and such a request gets "method not found".
+   */
+  elicitation?: McpElicitationHandler;
+  /** How long a request for input waits before claw declines it (default 5 minutes). */
+  elicitationTimeoutMs?: number;
 }
 
 /** One connection to a server, as long as it lasts. */
@@ -112,6 +130,8 @@ interface Live {
   relistAgain: boolean;
   /** Where the progress of the calls under way goes, by progress token. */
   progress: Map<string | number, (progress: ToolProgress) => void>;
+  /** The roots change it was last told about (see `rootsChanged`). */
+  rootsVersion: number;
 }
 
 /**
@@ -136,6 +156,12 @@ export class McpConnection {
   private cancelReconnect: (() => void) | undefined;
   private readonly lifetime = new AbortController();
   private readonly pending = new Set<Promise<unknown>>();
+  /** Connections that finished initializing and are not closed: those told of new roots. */
+  private readonly initialized = new Set<Live>();
+  private rootsVersion = 0;
+  /** Requests for input (elicitation) not answered yet; calls that ran out of time meanwhile. */
+  private asking = 0;
+  private readonly afterAsking = new Set<() => void>();
 
   constructor(options: McpConnectionOptions) {
     this.options = options;
@@ -261,6 +287,16 @@ export class McpConnection {
   }
 
   /**
+   * Tells the server that the roots changed (`notifications/roots/list_changed`), so that it asks
+   * for them again; a connection still starting is told once it is initialized. Never rejects (a
+   * connection that is lost meanwhile is reconnected as usual, and asks anew).
+   */
+  async rootsChanged(): Promise<void> {
+    this.rootsVersion += 1;
+    await Promise.all([...this.initialized].map((live) => this.tellRootsChanged(live)));
+  }
+
+  /**
    * Closes the connection for good: a start or reconnect under way is stopped, the HTTP session
    * deleted, the child process (and what it started) killed. Idempotent.
    */
@@ -308,8 +344,14 @@ export class McpConnection {
       'or check that it starts at all',
     )), config.startupTimeoutMs);
     const link = linkAbortSignal(this.lifetime.signal, startup.signal);
+    const { elicitation } = this.options;
+    const capabilities: ClientCapabilities = {
+      ...(config.roots === false ? {} : { roots: { listChanged: true } }),
+      // Form mode only; the SDK fills in the defaults of fields the user left out (SEP-1034).
+      ...(elicitation === undefined ? {} : { elicitation: { form: { applyDefaults: true } } }),
+    };
     const live: Live = {
-      client: new Client(this.options.clientInfo, { capabilities: {} }),
+      client: new Client(this.options.clientInfo, { capabilities }),
       transport: createTransport(config, this.options.workDir),
       tools: [],
       prompts: [],
@@ -320,8 +362,25 @@ export class McpConnection {
       relisting: undefined,
       relistAgain: false,
       progress: new Map(),
+      rootsVersion: this.rootsVersion,
     };
     const { client } = live;
+    if (config.roots !== false) {
+      client.setRequestHandler(ListRootsRequestSchema, () => ({
+        roots: [...(this.options.roots?.() ?? [workspaceRoot(this.options.workDir)])],
+      }));
+    }
+    if (elicitation !== undefined) {
+      client.setRequestHandler(ElicitRequestSchema, elicitationRequestHandler({
+        server: this.name,
+        handler: elicitation,
+        timeoutMs: this.options.elicitationTimeoutMs ?? defaultElicitationTimeoutMs,
+        setTimer: this.options.setTimer,
+        lifetime: this.lifetime.signal,
+        warn: (code, message) => this.warn(code, message),
+        asking: () => this.askingStarted(),
+      }));
+    }
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.toolsChanged(live));
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => {
       this.promptsChanged(live);
@@ -333,12 +392,15 @@ export class McpConnection {
     });
     client.onclose = () => this.lost(live, new McpError(ErrorCode.ConnectionClosed, 'closed'));
     client.onerror = (error) => {
-      if (isConnectionLost(error)) this.lost(live, error);
+      if (isConnectionLost(error, live)) this.lost(live, error);
     };
     const options: RequestOptions = { signal: link.signal, timeout: config.startupTimeoutMs };
     try {
       await raceAbort(client.connect(live.transport.transport, options), link.signal);
       live.transport.pid();
+      this.initialized.add(live);
+      // Roots that changed while it was initializing.
+      if (live.rootsVersion !== this.rootsVersion) void this.tellRootsChanged(live);
       const capabilities = client.getServerCapabilities() ?? {};
       if (capabilities.tools !== undefined) {
         do {
@@ -465,7 +527,7 @@ export class McpConnection {
         tools = await this.background((options) => listTools(live.client, options));
       } catch (error) {
         if (this.live !== live) return;
-        if (isConnectionLost(error)) {
+        if (isConnectionLost(error, live)) {
           this.lost(live, error);
           return;
         }
@@ -533,17 +595,19 @@ export class McpConnection {
     if (live === undefined || this.currentState !== 'ready') throw this.unavailable();
     const ms = this.config.callTimeoutMs;
     const timeout = new AbortController();
-    const cancelTimer = this.options.setTimer(() => timeout.abort(new McpTimeoutError(
+    const cancelTimer = this.callTimer(ms, () => timeout.abort(new McpTimeoutError(
       this.name,
       'call',
       ms,
       `the ${what} was canceled; raise "callTimeoutMs" of "${this.name}" in ` +
       `${this.options.file} if it needs longer, or ask for less`,
-    )), ms);
+    )));
     const link = linkAbortSignal(context.signal, timeout.signal, this.lifetime.signal);
     try {
-      // Abort returns at once, whatever the server does; the SDK tells it asynchronously.
-      return await raceAbort(run(live, { signal: link.signal, timeout: ms }), link.signal);
+      // Abort returns at once, whatever the server does; the SDK tells it asynchronously. The
+      // SDK's own timeout is off: claw's timer is the one (it waits while the user is asked).
+      const options = { signal: link.signal, timeout: maxTimerMs };
+      return await raceAbort(run(live, options), link.signal);
     } catch (error) {
       if (context.signal?.aborted === true) throw abortReason(context.signal);
       if (timeout.signal.aborted) throw abortReason(timeout.signal);
@@ -555,10 +619,52 @@ export class McpConnection {
     }
   }
 
+  /**
+   * A call's timeout: `onTimeout` after `ms`, except while the server is waiting for the user to
+   * answer a request for input (elicitation, which has a timeout of its own): then the clock
+   * starts again once the last question is answered. Returns the function that cancels it.
+   */
+  private callTimer(ms: number, onTimeout: () => void): () => void {
+    let cancel: (() => void) | undefined;
+    let settled = false;
+    const arm = (): void => {
+      cancel = this.options.setTimer(fire, ms);
+    };
+    const rearm = (): void => {
+      if (!settled) arm();
+    };
+    const fire = (): void => {
+      cancel = undefined;
+      if (this.asking === 0) onTimeout();
+      else this.afterAsking.add(rearm);
+    };
+    arm();
+    return () => {
+      settled = true;
+      cancel?.();
+      this.afterAsking.delete(rearm);
+    };
+  }
+
+  /** The user is being asked for input on behalf of the server; calls wait (see `callTimer`). */
+  private askingStarted(): () => void {
+    this.asking += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.asking -= 1;
+      if (this.asking > 0) return;
+      const waiting = [...this.afterAsking];
+      this.afterAsking.clear();
+      for (const rearm of waiting) rearm();
+    };
+  }
+
   private callError(live: Live, error: unknown, what: string, ms: number): Error {
     const status = authStatus(error);
     if (status !== undefined) return new McpAuthError(this.name, status, error);
-    if (isConnectionLost(error)) {
+    if (isConnectionLost(error, live)) {
       this.lost(live, error);
       return new McpUnavailableError(
         `MCP server "${this.name}" lost its connection during the ${what} ` +
@@ -653,9 +759,18 @@ export class McpConnection {
     return reason;
   }
 
+  private async tellRootsChanged(live: Live): Promise<void> {
+    if (this.config.roots === false || live.ending) return;
+    if (live.rootsVersion === this.rootsVersion) return;
+    live.rootsVersion = this.rootsVersion;
+    // A failure is the connection's: it is lost (and reconnected) or closing.
+    await live.client.sendRootsListChanged().catch(() => undefined);
+  }
+
   /** Ends a connection: marks it, then closes it completely in the background (tracked). */
   private dispose(live: Live): Promise<void> {
     live.ending = true;
+    this.initialized.delete(live);
     const closing = live.transport.close(() => live.client.close());
     this.track(closing);
     return closing;
@@ -721,15 +836,20 @@ function authStatus(error: unknown): number | undefined {
 
 const lostErrnos = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTCONN', 'UND_ERR_SOCKET']);
 
-/** True when the error means the connection is gone (not that a request failed on it). */
-function isConnectionLost(error: unknown): boolean {
+/**
+ * True when the error means the connection is gone (not that a request failed on it, nor that a
+ * server refused the optional GET stream).
+ */
+function isConnectionLost(error: unknown, live: Live): boolean {
   for (const current of causeChain(error)) {
     if (current instanceof McpError) {
       return current.code === (ErrorCode.ConnectionClosed as number);
     }
     if (current instanceof StreamableHTTPError) {
-      // 404: the server no longer knows the session (it restarted).
-      return current.code === 404;
+      // 404 with a session: the server no longer knows it (it restarted), so initialize again.
+      // Without one it is no such thing: a stateless server answers the optional GET stream with
+      // 404 (or 405), and its requests still work (MCP-6).
+      return current.code === 404 && live.transport.sessionId() !== undefined;
     }
     const code = errnoCode(current);
     if (code !== undefined && lostErrnos.has(code)) return true;

@@ -21,6 +21,15 @@ export {
 } from './connection.js';
 export { base64Bytes, capOutput, formatContent, formatResourceContents } from './content.js';
 export {
+  defaultElicitationTimeoutMs,
+  validateElicitationContent,
+  type McpElicitationAnswer,
+  type McpElicitationContent,
+  type McpElicitationHandler,
+  type McpElicitationRequest,
+  type McpElicitationSchema,
+} from './elicitation.js';
+export {
   McpAuthError,
   McpConfigError,
   McpRequestError,
@@ -38,5 +47,6 @@ export {
 } from './manager.js';
 export { assignToolNames, maxToolNameLength, sanitizeNamePart, type RemoteToolName } from './names.js';
 export { maxListPages } from './pages.js';
+export { workspaceRoot, type McpRoot } from './roots.js';
 export { defaultSetTimer, type SetTimer } from './timers.js';
 export { promptToolName, resourceToolNames } from './tools.js';

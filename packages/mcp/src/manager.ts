@@ -14,13 +14,18 @@ import {
   type McpWarning,
   type ReconnectPolicy,
 } from './connection.js';
+import type { McpElicitationHandler } from './elicitation.js';
 import { assignToolNames } from './names.js';
+import { workspaceRoot, type McpRoot } from './roots.js';
 import { defaultSetTimer, type SetTimer } from './timers.js';
 import { connectionTools } from './tools.js';
 
 export interface McpServersOptions {
   config: McpConfig;
-  /** The workspace: stdio servers run in it. */
+  /**
+   * The workspace: stdio servers run in it, and it is the root every server is told about
+   * (MCP-9, `roots/list`; see `setWorkspace`).
+   */
   workDir: string;
   /** What claw tells servers it is (default: `claw` and this package's version). */
   clientInfo?: { name: string; version: string };
@@ -29,8 +34,23 @@ export interface McpServersOptions {
   /** Timers of start-up and call timeouts and of reconnect backoff (default: `setTimeout`). */
   setTimer?: SetTimer;
   reconnect?: Partial<ReconnectPolicy>;
-  /** Told when a server is skipped, drops, comes back or gives up (default: nobody). */
+  /**
+   * Told when a server is skipped, drops, comes back or gives up, or when a request for input
+   * could not be answered (default: nobody).
+   */
   onWarning?: (warning: McpWarning) => void;
+  /**
+   * Asks the user when a server wants input (MCP-7, `elicitation/create` in form mode): give it
+   * to whoever answers approvals. With it claw declares the `elicitation` capability (form mode,
+   * `applyDefaults`); without it claw declares none, and servers cannot ask. Answers are checked
+   * against the requested schema before they are sent (see `validateElicitationContent`).
+   */
+  elicitation?: McpElicitationHandler;
+  /**
+   * How long a request for input waits for `elicitation` to answer before claw answers `decline`
+   * (default 5 minutes; apps pass their approval timeout).
+   */
+  elicitationTimeoutMs?: number;
 }
 
 /** One server as `claw mcp list` shows it. */
@@ -63,9 +83,11 @@ export class McpServers {
   private current: Map<string, { tool: Tool; server: string }> | undefined;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  private root: McpRoot;
 
   constructor(options: McpServersOptions) {
     this.config = options.config;
+    this.root = workspaceRoot(options.workDir);
     this.maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
     const reconnect = { ...defaultReconnectPolicy, ...options.reconnect };
     const onWarning = options.onWarning ?? (() => undefined);
@@ -84,7 +106,29 @@ export class McpServers {
           // Whoever shows warnings must not break the connection.
         }
       },
+      roots: () => [this.root],
+      ...(options.elicitation === undefined ? {} : { elicitation: options.elicitation }),
+      ...(options.elicitationTimeoutMs === undefined
+        ? {}
+        : { elicitationTimeoutMs: options.elicitationTimeoutMs }),
     }));
+  }
+
+  /** The roots servers are told about: the workspace's folder as a `file://` URI (MCP-9). */
+  roots(): McpRoot[] {
+    return [this.root];
+  }
+
+  /**
+   * The workspace moved to `workDir`: it is the root servers are told about from now on, and each
+   * connected server gets `notifications/roots/list_changed` (so it asks again). Stdio servers
+   * still run, and restart, in the first `workDir`. Resolves once the servers were told.
+   */
+  async setWorkspace(workDir: string): Promise<void> {
+    const root = workspaceRoot(workDir);
+    if (root.uri === this.root.uri) return;
+    this.root = root;
+    await Promise.all(this.connections.map((connection) => connection.rootsChanged()));
   }
 
   /** Starts every enabled server, in parallel, once. Returns at once. */

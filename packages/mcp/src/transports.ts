@@ -15,6 +15,8 @@ export interface OpenTransport {
   stderr(): string;
   /** The child's pid (stdio, once started). */
   pid(): number | undefined;
+  /** The session id an HTTP server gave (none for stdio, nor for a stateless server). */
+  sessionId(): string | undefined;
   /**
    * Ends the connection for good: an HTTP session is deleted (DELETE, MCP-3), a child process
    * and everything it started (an `npx` launcher's children) are killed. Never rejects.
@@ -36,6 +38,7 @@ export function createTransport(config: McpServerConfig, workDir: string): OpenT
       transport,
       stderr: () => '',
       pid: () => undefined,
+      sessionId: () => transport.sessionId,
       close: async (close) => {
         await boundedBy(transport.terminateSession().catch(() => undefined), terminateSessionMs);
         await close().catch(() => undefined);
@@ -58,6 +61,7 @@ export function createTransport(config: McpServerConfig, workDir: string): OpenT
       lastPid = transport.pid ?? lastPid;
       return lastPid;
     },
+    sessionId: () => undefined,
     close: async (close) => {
       // Only a child the SDK still holds: the pid of one that exited may belong to another now.
       const pid = transport.pid ?? undefined;

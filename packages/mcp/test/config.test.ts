@@ -48,6 +48,7 @@ describe('parseMcpConfig (MCP-1)', () => {
           enabled: true,
           risk: 'dangerous',
           toolRisk: {},
+          roots: true,
           startupTimeoutMs: defaultStartupTimeoutMs,
           callTimeoutMs: defaultCallTimeoutMs,
         },
@@ -59,6 +60,7 @@ describe('parseMcpConfig (MCP-1)', () => {
           enabled: true,
           risk: 'dangerous',
           toolRisk: {},
+          roots: true,
           startupTimeoutMs: defaultStartupTimeoutMs,
           callTimeoutMs: defaultCallTimeoutMs,
         },
@@ -66,13 +68,14 @@ describe('parseMcpConfig (MCP-1)', () => {
     });
   });
 
-  it('takes risk per server and per tool, enabled, and the timeouts', () => {
+  it('takes risk per server and per tool, enabled, roots, and the timeouts', () => {
     const [server] = parse({
       docs: {
         url: 'http://127.0.0.1:9/mcp',
         risk: 'mutating',
         tools: { search: { risk: 'safe' }, wipe: { risk: 'dangerous' } },
         enabled: false,
+        roots: false,
         startupTimeoutMs: 5000,
         callTimeoutMs: 120_000,
       },
@@ -81,6 +84,7 @@ describe('parseMcpConfig (MCP-1)', () => {
       risk: 'mutating',
       toolRisk: { search: 'safe', wipe: 'dangerous' },
       enabled: false,
+      roots: false,
       startupTimeoutMs: 5000,
       callTimeoutMs: 120_000,
     });

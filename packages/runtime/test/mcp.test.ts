@@ -153,7 +153,8 @@ describe('server-filesystem (stdio) through the engine', () => {
     await mkdir(allowed);
     await mkdir(path.join(workDir, '.claw'));
     await writeFile(path.join(workDir, '.claw', 'mcp.json'), JSON.stringify({
-      mcpServers: { fs: { command: process.execPath, args: [filesystemBin, allowed] } },
+      // "roots": false: it keeps its own root (with claw's, MCP-9, it would take the workspace).
+      mcpServers: { fs: { command: process.execPath, args: [filesystemBin, allowed], roots: false } },
     }));
     // Inside the workspace (claw's policy lets it through), outside the server's root.
     await writeFile(path.join(workDir, 'secret.txt'), 'not for the server');
