@@ -682,14 +682,38 @@ export class PgSessionLog implements SessionRelay {
     });
   }
 
-  async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
-    await this.write(id, { sync: true, create: true }, async (client) => {
+  async compact(
+    id: string,
+    snapshot: SessionSnapshot,
+    options: { records?: readonly LogRecord[] } = {},
+  ): Promise<void> {
+    await this.write(id, { sync: true, create: true }, async (client, row) => {
       await client.query(
         `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot, summary) VALUES ($1, true, $2, 0, $3)
          ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0,
            summary = $3, updated_at = now()`,
         [id, snapshot.seq, JSON.stringify(summaryOf({ snapshot, records: [] }))],
       );
+      // The changes the snapshot holds that no row has (a failed append's, and those made since)
+      // become rows with it, so that readers following the rows get them and their events
+      // (SCALE-4). After the session row, which they refer to; the trim below keeps as many of
+      // them as of any records before a snapshot.
+      const rows = rowsToAdd(options.records ?? [], Number(row?.last_seq ?? 0), snapshot.seq);
+      if (rows.length > 0) {
+        // A failed append may in fact have committed: `last_seq` then says so, and a row
+        // already there is kept as it is.
+        await client.query(
+          `INSERT INTO claw_changes (session_id, seq, at, change)
+           SELECT $1, seq, at, change FROM unnest($2::bigint[], $3::text[], $4::text[]) AS r (seq, at, change)
+           ON CONFLICT DO NOTHING`,
+          [
+            id,
+            rows.map((record) => record.seq),
+            rows.map((record) => record.at),
+            rows.map((record) => record.encoded ?? JSON.stringify(record.change)),
+          ],
+        );
+      }
       // Some records before the snapshot stay for readers a little behind; loads skip them.
       await client.query(
         'DELETE FROM claw_changes WHERE session_id = $1 AND (seq <= $2 OR seq > $3)',
@@ -819,6 +843,21 @@ export class PgSessionLog implements SessionRelay {
     if (ids.length > limit && last !== undefined) result.next = last;
     return result;
   }
+}
+
+/**
+ * The records of a compaction that go on from `lastSeq`, the last row stored, one after the
+ * other up to the snapshot's `seq`: the rest are rows already, or would follow a gap that a
+ * reader could not cross anyway (the snapshot holds them all).
+ */
+function rowsToAdd(records: readonly LogRecord[], lastSeq: number, seq: number): LogRecord[] {
+  const rows: LogRecord[] = [];
+  for (const record of records) {
+    if (record.seq <= lastSeq) continue;
+    if (record.seq > seq || record.seq !== lastSeq + rows.length + 1) break;
+    rows.push(record);
+  }
+  return rows;
 }
 
 /**

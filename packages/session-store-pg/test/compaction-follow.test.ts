@@ -1,9 +1,17 @@
 import type { SessionEventBody } from '@claw/core';
 import {
+  SessionLogError,
   SessionReplica,
   SessionStore,
   newSessionSnapshot,
+  type AppendResult,
+  type LogRecord,
   type PersistentSession,
+  type SessionLog,
+  type SessionLogLock,
+  type SessionPage,
+  type SessionRelay,
+  type SessionSnapshot,
   type StoredLog,
 } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,6 +114,66 @@ async function snapshotSeq(log: PgSessionLog, id: string): Promise<number> {
   return Number(rows.rows[0]?.seq ?? -1);
 }
 
+async function changeSeqs(log: PgSessionLog, id: string): Promise<number[]> {
+  const rows = await log.pool.query<{ seq: string }>(
+    'SELECT seq FROM claw_changes WHERE session_id = $1 ORDER BY seq',
+    [id],
+  );
+  return rows.rows.map((row) => Number(row.seq));
+}
+
+/**
+ * A PostgreSQL log whose next append, with `failNextAppend`, commits and then rejects as a write
+ * whose connection dropped before the answer: the owner cannot tell it from one that failed.
+ */
+class CommitsThenFails implements SessionLog {
+  failNextAppend = false;
+
+  constructor(private readonly log: PgSessionLog) {}
+
+  location(id: string): string {
+    return this.log.location(id);
+  }
+
+  acquire(id: string): Promise<SessionLogLock> {
+    return this.log.acquire(id);
+  }
+
+  load(id: string): Promise<StoredLog | undefined> {
+    return this.log.load(id);
+  }
+
+  async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean; onWritten?: () => void },
+  ): Promise<AppendResult> {
+    const result = await this.log.append(id, records, options);
+    if (!this.failNextAppend) return result;
+    this.failNextAppend = false;
+    throw new SessionLogError(`Could not write to ${this.location(id)}: Connection terminated.`, {
+      code: 'session_write_failed',
+      location: this.location(id),
+    });
+  }
+
+  compact(id: string, snapshot: SessionSnapshot, options?: { records?: readonly LogRecord[] }): Promise<void> {
+    return this.log.compact(id, snapshot, options);
+  }
+
+  remove(id: string): Promise<void> {
+    return this.log.remove(id);
+  }
+
+  list(options?: { limit?: number; after?: string }): Promise<SessionPage> {
+    return this.log.list(options);
+  }
+
+  relayParts(): SessionRelay {
+    return this.log.relayParts();
+  }
+}
+
 /** One turn of a task as the runtime stores it: events in a tick, an intent, a message. */
 async function turn(session: PersistentSession, index: number): Promise<void> {
   const id = `c${index}`;
@@ -155,7 +223,7 @@ describe.skipIf(!postgresAvailable())('following a session through its compactio
     await owner.close();
   });
 
-  it('after a failed write, a follower is told that the snapshot putting it right holds what no row has', async () => {
+  it('after a failed write, the snapshot putting it right stores its changes as rows: a follower gets every event', async () => {
     const url = await freshDatabase();
     const a = await openLog(url, { instanceId: 'a' });
     const b = await openLog(url, { instanceId: 'b' });
@@ -165,6 +233,7 @@ describe.skipIf(!postgresAvailable())('following a session through its compactio
     await turn(session, 0);
     await following.catchUp();
     expect(following.events).toEqual(range(1, 4));
+    const stored = (await changeSeqs(a, 's')).at(-1) ?? 0;
 
     // The database refuses the next change rows: the write fails, nothing of it is stored.
     await a.pool.query(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -173,18 +242,51 @@ describe.skipIf(!postgresAvailable())('following a session through its compactio
     const failed = await session.appendEvent(delta('lost')).written.catch((error: unknown) => error);
     expect(failed).toMatchObject({ code: 'session_write_failed' });
     await a.pool.query('DROP TRIGGER refuse ON claw_changes');
-    // The next write stores the whole session (the failed one may have been half stored): the
-    // failed write's event and this one are in the snapshot, in no row.
-    await session.appendEvent(delta('in the snapshot')).written;
+    // The next write stores the whole session (the failed one may have been half stored), and
+    // the failed write's change and its own as rows along with it.
+    await session.appendEvent(delta('with the snapshot')).written;
     await session.flush();
+    expect(await snapshotSeq(a, 's')).toBe(stored + 2);
     await session.appendEvent(delta('a row again')).written;
     await session.flush();
     await following.catchUp();
 
-    // Told, and read again from the snapshot: it knows which events it never got.
-    expect(following.told).toBe(1);
+    expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 3));
+    expect(following.told).toBe(0);
     expect(following.eventSeq).toBe(7);
-    expect(following.events).toEqual([...range(1, 4), 7]);
+    expect(following.events).toEqual(range(1, 7));
+    await owner.close();
+  });
+
+  it('a failed write that had in fact committed: its rows are not stored twice, and nothing is lost', async () => {
+    const url = await freshDatabase();
+    const a = await openLog(url, { instanceId: 'a' });
+    const b = await openLog(url, { instanceId: 'b' });
+    const log = new CommitsThenFails(a);
+    const owner = new SessionStore({ log });
+    const { session } = await owner.open('s', { workDir });
+    const following = await Follower.start(b, 's');
+    await turn(session, 0);
+    await following.catchUp();
+    const stored = (await changeSeqs(a, 's')).at(-1) ?? 0;
+
+    // The append commits, then the connection drops before the answer: the owner takes the
+    // write for failed, and its next write is a snapshot carrying the same changes again.
+    log.failNextAppend = true;
+    const failed = await session.appendEvent(delta('committed')).written.catch((error: unknown) => error);
+    expect(failed).toMatchObject({ code: 'session_write_failed' });
+    expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 1));
+    await session.appendEvent(delta('with the snapshot')).written;
+    await session.flush();
+    expect(await snapshotSeq(a, 's')).toBe(stored + 2);
+    await session.appendEvent(delta('a row again')).written;
+    await session.flush();
+    await following.catchUp();
+
+    // Each change once, one after the other.
+    expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 3));
+    expect(following.told).toBe(0);
+    expect(following.events).toEqual(range(1, 7));
     await owner.close();
   });
 });

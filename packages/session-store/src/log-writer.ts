@@ -71,11 +71,12 @@ export interface LogWriterOptions {
  * changes made while a write is under way go out together as the next append (one write, one
  * fsync when any of them asks for it). After a failed write the next write is a whole snapshot
  * (`compact`) instead of an append (an append may have been half stored; only a new snapshot puts
- * it right). After a clear the next write appends its batch and then compacts; when the log says
- * the records outweigh their snapshot, the next write not asked to be flushed does (a flushed
- * one, which a tool waits on, only appends: up to 8 in a row). A `session_seq_conflict` means
- * another writer: this writer then stops writing (every later write rejects with it) so that it
- * never overwrites the other's changes.
+ * it right); it hands the log the failed batch's records and those made since, which a shared
+ * log stores as records with it (SCALE-4). After a clear the next write appends its batch and
+ * then compacts; when the log says the records outweigh their snapshot, the next write not asked
+ * to be flushed does (a flushed one, which a tool waits on, only appends: up to 8 in a row). A
+ * `session_seq_conflict` means another writer: this writer then stops writing (every later write
+ * rejects with it) so that it never overwrites the other's changes.
  */
 export class LogWriter implements SessionWriter {
   private readonly log: SessionLog;
@@ -83,6 +84,7 @@ export class LogWriter implements SessionWriter {
   private readonly state: () => SessionState;
   private readonly syncEveryWrite: boolean;
   private readonly queue = new SerialQueue();
+  /** The changes not stored yet, in order: those of a failed append stay, in front. */
   private pending: Pending[] = [];
   private persistedSeq: number;
   /** The log cannot take an append (none yet, damage, a failed write): write a snapshot instead. */
@@ -206,6 +208,9 @@ export class LogWriter implements SessionWriter {
         this.conflict = error;
         throw error;
       }
+      // The batch may or may not be stored: it goes to the snapshot that puts the log right, so
+      // that a shared log can still store its changes as records (see `writeSnapshot`).
+      this.pending = [...batch, ...this.pending];
       this.needsSnapshot = true;
       // The stored session went away behind our back: store it afresh from memory.
       if (error instanceof SessionLogError && error.code === 'session_missing') {
@@ -228,8 +233,9 @@ export class LogWriter implements SessionWriter {
    * Compacts once the batch is appended, never in its place: processes that follow a shared log
    * read its records (SCALE-4), and a change folded into a snapshot without ever being a record
    * never reaches them, nor do its events. It costs one more write per compaction (for a file
-   * log the batch's bytes, flushed only when asked; for a shared one a transaction), where a
-   * compaction that took the records along would need a wider `SessionLog`. With changes made
+   * log the batch's bytes, flushed only when asked; for a shared one a transaction). `compact`
+   * could take them along (its `records`), but those are there to put a failed write right; an
+   * append stores them the same way on every log. With changes made
    * while the batch was appended, it waits: a snapshot now would hold them in place of their
    * records. Their write, already scheduled, appends them and compacts.
    */
@@ -243,11 +249,19 @@ export class LogWriter implements SessionWriter {
     }
   }
 
-  /** Writes the whole session; on failure the log is as it was (see `SessionLog.compact`). */
+  /**
+   * Writes the whole session; on failure the log is as it was (see `SessionLog.compact`). The
+   * changes it holds that are still pending (a failed append's, which may or may not have been
+   * stored, and those made since) go along: a shared log stores those it lacks as records, so
+   * that the processes following it get them and their events (SCALE-4).
+   */
   private async writeSnapshot(): Promise<void> {
     const state = this.state();
     const seq = state.seq;
-    await this.log.compact(this.id, snapshotOf(state));
+    const records = this.pending
+      .filter((pending) => pending.record.seq <= seq)
+      .map((pending) => pending.record);
+    await this.log.compact(this.id, snapshotOf(state), { records });
     this.persistedSeq = seq;
     this.pending = this.pending.filter((pending) => pending.record.seq > seq);
     this.needsSnapshot = false;

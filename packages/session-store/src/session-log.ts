@@ -146,8 +146,19 @@ export interface SessionLog {
   /**
    * Replaces the session's stored log with one snapshot, atomically (a crash leaves the old log
    * or the new snapshot); creates the session when it has none. Durable when it resolves.
+   *
+   * `records` are changes the snapshot holds that may not be stored as records yet, in order:
+   * those of a failed append (which may or may not have been stored) and those made since. A log
+   * that other processes follow record by record (`relayParts`, SCALE-4) stores, in the same
+   * write as the snapshot, those that go on from the last record it has, each once (a failed
+   * append may in fact have stored them), so that its followers still read them and their
+   * events. A log nobody follows that way (file, memory) ignores them: its snapshot holds them.
    */
-  compact(id: string, snapshot: SessionSnapshot): Promise<void>;
+  compact(
+    id: string,
+    snapshot: SessionSnapshot,
+    options?: { records?: readonly LogRecord[] },
+  ): Promise<void>;
   /** Removes the session; nothing happens when there is none. */
   remove(id: string): Promise<void>;
   /**

@@ -29,6 +29,8 @@ class FollowedLog extends MemorySessionLog implements SessionReplication {
   readonly rows: LogRecord[] = [];
   readonly operations: string[] = [];
   failNextCompaction = false;
+  /** The next append fails, and stores nothing. */
+  failNextAppend = false;
   /** While set, writes wait for it (a write under way); `writeWaiting` says one does. */
   writeGate: Promise<void> | undefined;
   writeWaiting = false;
@@ -39,13 +41,26 @@ class FollowedLog extends MemorySessionLog implements SessionReplication {
     options: { sync: boolean; onWritten?: () => void },
   ): Promise<AppendResult> {
     await this.passGate();
+    if (this.failNextAppend) {
+      this.failNextAppend = false;
+      this.operations.push(`failed append ${records[0]?.seq}-${records.at(-1)?.seq}`);
+      throw new SessionLogError('Could not write the records: the disk is full.', {
+        code: 'session_write_failed',
+        location: this.location(id),
+      });
+    }
     const result = await super.append(id, records, options);
     this.rows.push(...records);
     this.operations.push(`append ${records[0]?.seq}-${records.at(-1)?.seq}`);
     return result;
   }
 
-  override async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+  /** The records it is given that go on from the last row become rows, as a shared log's do. */
+  override async compact(
+    id: string,
+    snapshot: SessionSnapshot,
+    options: { records?: readonly LogRecord[] } = {},
+  ): Promise<void> {
     await this.passGate();
     if (this.failNextCompaction) {
       this.failNextCompaction = false;
@@ -56,7 +71,13 @@ class FollowedLog extends MemorySessionLog implements SessionReplication {
       });
     }
     await super.compact(id, snapshot);
-    this.operations.push(`compact ${snapshot.seq}`);
+    const last = this.rows.at(-1)?.seq ?? 0;
+    const added = (options.records ?? []).filter((record) => record.seq > last);
+    this.rows.push(...added);
+    this.operations.push(
+      `compact ${snapshot.seq}` +
+      (added.length > 0 ? ` with ${added[0]?.seq}-${added.at(-1)?.seq}` : ''),
+    );
   }
 
   private async passGate(): Promise<void> {
@@ -202,6 +223,53 @@ describe('a due compaction never takes the place of records that followers read 
     expect(log.followed()).toEqual({ records: range(1, 4), events: [1] });
     const stored = await log.load('s');
     expect(stored?.snapshot).toMatchObject({ seq: 4, eventSeq: 1 });
+    await store.close();
+  });
+});
+
+describe('after a failed append, the snapshot that puts it right carries its records (SCALE-4)', () => {
+  it("a new session whose first append fails: the failed batch's changes and events become records", async () => {
+    const log = new FollowedLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir });
+    log.failNextAppend = true;
+    const failed = await session.appendEvent(delta('failed')).written.catch((error: unknown) => error);
+    expect(failed).toMatchObject({ code: 'session_write_failed' });
+    // The next write is a whole snapshot (the failed append may have been half stored).
+    await session.appendEvent(delta('next')).written;
+    await session.append(user('after'));
+
+    expect(log.operations).toEqual(['compact 0', 'failed append 1-1', 'compact 2 with 1-2', 'append 3-3']);
+    expect(log.followed()).toEqual({ records: range(1, 3), events: range(1, 2) });
+    const stored = await log.load('s');
+    expect(stored?.snapshot).toMatchObject({ seq: 2, eventSeq: 2 });
+    await store.close();
+  });
+
+  it('changes made while the failed batch was written follow its records, in order', async () => {
+    const log = new FollowedLog();
+    const store = new SessionStore({ log });
+    const { session } = await store.open('s', { workDir });
+    await session.appendEvent(delta('stored')).written;
+    let open: () => void = () => undefined;
+    log.writeGate = new Promise((resolve) => {
+      open = resolve;
+    });
+    const failing = session.appendEvent(delta('failed')).written.catch((error: unknown) => error);
+    while (!log.writeWaiting) await new Promise((resolve) => setImmediate(resolve));
+    const later = [session.appendEvent(delta('during 1')), session.appendEvent(delta('during 2'))];
+    log.writeGate = undefined;
+    log.failNextAppend = true;
+    open();
+    expect(await failing).toMatchObject({ code: 'session_write_failed' });
+    await Promise.all(later.map((entry) => entry.written));
+    // Everything is stored: a retry writes nothing.
+    await session.flush();
+
+    expect(log.operations).toEqual([
+      'compact 0', 'append 1-1', 'failed append 2-2', 'compact 4 with 2-4',
+    ]);
+    expect(log.followed()).toEqual({ records: range(1, 4), events: range(1, 4) });
     await store.close();
   });
 });
