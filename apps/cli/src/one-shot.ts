@@ -2,7 +2,12 @@ import { UnattendedApprovals, type ApprovalHandler, type ApprovalPrompt } from '
 import { streamTask } from '@claw/channel';
 import type { TaskTally } from '@claw/channel/protocol';
 import { isUserError } from '@claw/core';
-import type { ApprovalMode, Runtime, RuntimeFactory } from '@claw/runtime';
+import {
+  SessionLifecycle,
+  type ApprovalMode,
+  type Runtime,
+  type RuntimeFactory,
+} from '@claw/runtime';
 import {
   TerminalApprovals,
   approvalQuestion,
@@ -83,8 +88,10 @@ interface Run {
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const { stderr, style } = options;
   const approvals = oneShotApprovals(options);
-  // The terminal's own runtime: it answers approvals, and tells what a crash left behind.
-  const runtime = await options.factory.createRuntime({
+  // The terminal's own runtime: it answers approvals, and tells what a crash left behind. Opened
+  // as every client opens its session (LIFE-1): here, local only, let go when the task is done.
+  const sessions = new SessionLifecycle({ factory: options.factory });
+  const runtime = await sessions.openLocal({
     id: 'terminal',
     sessionId: options.sessionId,
     workDir: options.workDir,
@@ -114,6 +121,7 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     release();
     input?.close();
     await runtime.close();
+    await sessions.close();
   }
 }
 

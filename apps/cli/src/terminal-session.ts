@@ -1,4 +1,4 @@
-import type { Runtime, RuntimeFactory } from '@claw/runtime';
+import { SessionLifecycle, type Runtime, type RuntimeFactory } from '@claw/runtime';
 import { TerminalApprovals, approvalQuestion, approvalReminder } from './approvals.js';
 import { ReplHistory } from './history.js';
 import { LineInput, type InputStream } from './line-input.js';
@@ -58,13 +58,20 @@ export async function createReplInput(options: {
  */
 export class TerminalSession {
   readonly runtime: Runtime;
+  private readonly sessions: SessionLifecycle;
   private readonly input: LineInput;
   private readonly repl: Repl;
   private readonly history: ReplHistory | undefined;
   private closing: Promise<void> | undefined;
 
-  private constructor(runtime: Runtime, input: LineInput, repl: Repl, history?: ReplHistory) {
-    this.runtime = runtime;
+  private constructor(
+    opened: { runtime: Runtime; sessions: SessionLifecycle },
+    input: LineInput,
+    repl: Repl,
+    history?: ReplHistory,
+  ) {
+    this.runtime = opened.runtime;
+    this.sessions = opened.sessions;
     this.input = input;
     this.repl = repl;
     this.history = history;
@@ -88,7 +95,10 @@ export class TerminalSession {
         if (asked !== undefined) await output.write(approvalReminder(asked, style));
       },
     });
-    const runtime = await options.factory.createRuntime({
+    // Opened as every client opens its session (LIFE-1): here, local only, and let go when the
+    // terminal leaves it.
+    const sessions = new SessionLifecycle({ factory: options.factory });
+    const runtime = await sessions.openLocal({
       id: 'terminal',
       sessionId: options.sessionId,
       workDir: options.workDir,
@@ -120,7 +130,7 @@ export class TerminalSession {
       status: () => options.status?.() ?? ['no status to show'],
       ...(history === undefined ? {} : { remember: (entry: string) => history.add(entry) }),
     });
-    return new TerminalSession(runtime, input, repl, history);
+    return new TerminalSession({ runtime, sessions }, input, repl, history);
   }
 
   /** Runs the REPL; resolves with the exit status (0 /exit or end of input, 130 Ctrl-C idle). */
@@ -139,6 +149,7 @@ export class TerminalSession {
       this.input.close();
       // Cancels a running task, stores the session and lets it go.
       await this.runtime.close();
+      await this.sessions.close();
       await this.history?.flushed();
     })();
     return this.closing;

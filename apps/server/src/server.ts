@@ -3,7 +3,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import path from 'node:path';
 import type { InboundTaskClock } from '@claw/a2a/server';
 import type { RuntimeFactory } from '@claw/runtime';
-import type { SessionRelay } from '@claw/session-store';
+import type { SharedSessionLog } from '@claw/session-store';
 import { A2aEndpoints, defaultA2aApprovalTimeoutMs } from './a2a.js';
 import { ConnectionHub, defaultConnectionLimits, type ConnectionLimits } from './connections.js';
 import { createHttpRoutes } from './http.js';
@@ -33,7 +33,7 @@ export interface ClawServerOptions {
    * The store several instances share (SCALE-4), so that a session another instance owns is
    * served here too (see `ServerSessionsOptions.relay`).
    */
-  relay?: { log: SessionRelay; pollMs?: number };
+  relay?: { log: SharedSessionLog; pollMs?: number };
   /** Told of a stored session that cannot be read (see `ServerSessionsOptions.onUnreadable`). */
   onUnreadableSession?: ServerSessionsOptions['onUnreadable'];
   /**
@@ -124,7 +124,7 @@ export class ClawServer {
       limits,
       ...(options.relay === undefined
         ? {}
-        : { instanceTag: options.relay.log.instanceId.slice(0, 8) }),
+        : { instanceTag: options.relay.log.relayParts().replication.instanceId.slice(0, 8) }),
     });
     const policy = (): OriginPolicy => {
       if (this.policy === undefined) throw new Error('the server is not listening yet');

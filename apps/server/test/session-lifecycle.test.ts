@@ -1,22 +1,8 @@
-import { ClawError, Listeners, defineTool, type TaskToolProgress } from '@claw/core';
-import { RuntimeFactory } from '@claw/runtime';
-import { plainCommandSpawner } from '@claw/sandbox';
-import {
-  MemorySessionLog,
-  MemorySessionManager,
-  type LogRecord,
-  type PersistentSession,
-  type RelayReply,
-  type RelayRequest,
-  type SessionLease,
-  type SessionOwner,
-  type SessionRelay,
-} from '@claw/session-store';
-import { ManualClock, ScriptedProvider } from '@claw/testing';
+import { ClawError } from '@claw/core';
+import { MemorySessionManager, type PersistentSession, type SessionLease } from '@claw/session-store';
+import { ManualClock } from '@claw/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { ServerSessions } from '../src/sessions.js';
-import { TcpClient, WsClient, cleanUp, openSession, settings, startServer, workspace } from './helpers.js';
+import { TcpClient, WsClient, cleanUp, openSession, startServer } from './helpers.js';
 
 afterEach(cleanUp);
 
@@ -146,113 +132,5 @@ describe('a session the server lets go while clients follow it (LIFE-2, SCALE-2)
     expect(await client.next('session_opened', () => true, from)).toMatchObject({ session_id: 'lost-1', state: 'idle' });
     client.send({ type: 'prompt', content: 'go on' });
     expect(await client.next('task_completed', () => true, from)).toMatchObject({ content: 'back again' });
-  });
-});
-
-/** A shared log in memory that records who serves each session (SCALE-4), for one process. */
-class ServingRelay extends MemorySessionLog implements SessionRelay {
-  readonly instanceId = 'old-owner';
-  private readonly handlers = new Map<string, (request: RelayRequest) => Promise<RelayReply>>();
-  private readonly progress = new Listeners<TaskToolProgress>();
-
-  serving(id: string): boolean {
-    return this.handlers.has(id);
-  }
-
-  async readSince(id: string, afterSeq: number): Promise<{ records: LogRecord[]; oldestSeq: number }> {
-    const records = ((await this.load(id))?.records ?? []).filter((record) => record.seq > afterSeq);
-    return { records, oldestSeq: records[0]?.seq ?? afterSeq + 1 };
-  }
-
-  watch(): () => void {
-    return () => undefined;
-  }
-
-  ownerOf(id: string): Promise<SessionOwner | undefined> {
-    return Promise.resolve(this.handlers.has(id) ? { instance: this.instanceId, live: true } : undefined);
-  }
-
-  send(id: string, request: RelayRequest): Promise<RelayReply> {
-    const handle = this.handlers.get(id);
-    return handle === undefined ? Promise.reject(new Error(`nobody serves ${id}`)) : handle(request);
-  }
-
-  serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void {
-    this.handlers.set(id, handle);
-    return () => {
-      if (this.handlers.get(id) === handle) this.handlers.delete(id);
-    };
-  }
-
-  publishProgress(_id: string, report: TaskToolProgress): void {
-    this.progress.emit(report);
-  }
-}
-
-describe('a takeover (SCALE-3): the old owner lets the session go', () => {
-  it('stops serving other instances\' requests before it waits for its task to wind down', async () => {
-    const workDir = await workspace();
-    let started: () => void = () => undefined;
-    const whenStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    let canceled: () => void = () => undefined;
-    const whenCanceled = new Promise<void>((resolve) => {
-      canceled = resolve;
-    });
-    let windDown: () => void = () => undefined;
-    const wound = new Promise<void>((resolve) => {
-      windDown = resolve;
-    });
-    // A tool that takes its time to stop (a process that ignores SIGTERM for a while).
-    const slowToStop = defineTool({
-      name: 'slow_to_stop',
-      description: 'Runs until canceled, then takes a while to stop.',
-      risk: 'safe',
-      schema: z.object({}),
-      execute: (_args, context) => new Promise<string>((_resolve, reject) => {
-        context.signal.addEventListener('abort', () => {
-          canceled();
-          void wound.then(() => reject(new Error('stopped')));
-        }, { once: true });
-        started();
-      }),
-    });
-    const store = new MemorySessionManager();
-    const factory = new RuntimeFactory({
-      settings: settings({ approval: 'allow' }),
-      provider: new ScriptedProvider([{ toolCalls: [{ name: 'slow_to_stop', arguments: {} }] }]),
-      spawner: plainCommandSpawner(),
-      sessions: { open: (id, open) => store.open(id, open), list: () => store.list() },
-      tools: [slowToStop],
-    });
-    const relay = new ServingRelay();
-    const sessions = new ServerSessions({
-      factory,
-      workspaces: [workDir],
-      idleTimeoutMs: 60_000,
-      relay: { log: relay },
-    });
-    try {
-      const runtime = await sessions.createLocalRuntime({ id: 'client', sessionId: 's', workDir });
-      expect(relay.serving('s')).toBe(true);
-      runtime.start('run it');
-      await whenStarted;
-
-      // The lease was lost: another instance owns the session now, and may serve it already.
-      const dropping = sessions.dropSession('s', new ClawError('taken over', { code: 'lease_lost' }));
-      await whenCanceled;
-      // Its task is still winding down, and this instance no longer answers for the session.
-      expect(relay.serving('s')).toBe(false);
-      expect(runtime.activeTask).toBeDefined();
-      windDown();
-      await dropping;
-      expect(runtime.activeTask).toBeUndefined();
-      expect(sessions.loaded).toBe(0);
-    } finally {
-      windDown();
-      await sessions.close();
-      await factory.close();
-    }
   });
 });

@@ -10,7 +10,15 @@ import {
   type GrantStore,
   type Policy,
 } from '@claw/approval';
-import { ClawUserError, raceAbort, type Provider, type Reporter, type Tool } from '@claw/core';
+import {
+  ClawUserError,
+  SharedResources,
+  raceAbort,
+  type Provider,
+  type Reporter,
+  type SharedLease,
+  type Tool,
+} from '@claw/core';
 import { Engine, builtinTools, joinToolSources, type ToolSource } from '@claw/engine';
 import { OpenAIProvider, RetryingProvider } from '@claw/provider';
 import { createCommandSpawner, type CommandSpawner } from '@claw/sandbox';
@@ -130,8 +138,11 @@ export interface CreateRuntimeOptions {
   reporter?: Reporter;
   /** Overrides the settings' approval mode for this runtime's tasks (e.g. remote runs deny). */
   approval?: ApprovalMode;
-  /** Called once the runtime has closed (e.g. a server counting who watches a session). */
-  onClose?: () => void;
+  /**
+   * Called once the runtime has closed (e.g. a server counting who watches a session); its
+   * close waits for what this returns.
+   */
+  onClose?: () => Promise<void> | void;
   /**
    * MCP servers of this session only, next to the workspace's `.claw/mcp.json` (an editor's,
    * ACP-1): started when the session opens here and closed when it is let go. A workspace
@@ -151,9 +162,9 @@ interface Workspace {
  * timeouts), one engine with the built-in tools (bash isolated where the machine allows) for
  * every session, approval gates from the policy, grant store and audit log of each workspace, the
  * sessions, budgets and tracing. Each session has one host in the process (RT-5) that every
- * runtime on it shares; hosts, session stores and per-workspace grant stores are released when
- * nothing uses them. The expensive shared parts (the isolation probe, the engine) are made once,
- * lazily, and `close()` releases everything.
+ * runtime on it shares; hosts (used by their runtimes and their running task), session stores and
+ * per-workspace grant stores are released when nothing uses them. The expensive shared parts
+ * (the isolation probe, the engine) are made once, lazily, and `close()` releases everything.
  */
 export class RuntimeFactory {
   readonly settings: Settings;
@@ -165,7 +176,13 @@ export class RuntimeFactory {
   private readonly a2a: WorkspaceA2a;
   private spawner: Promise<CommandSpawner> | undefined;
   private engineReady: Promise<Engine> | undefined;
-  private readonly hosts = new Map<string, Promise<SessionHost>>();
+  /** The session hosts by workspace and session; their users are runtimes and running tasks. */
+  private readonly hosts = new SharedResources<string, SessionHost>({
+    dispose: (host) => this.letGo(host.release()),
+  });
+
+  /** Hosts being let go, which `close` waits for. */
+  private readonly releasing = new Set<Promise<void>>();
   private readonly runtimes = new Set<Runtime>();
   private counter = 0;
   private closed = false;
@@ -307,15 +324,16 @@ export class RuntimeFactory {
     const workDir = path.resolve(options.workDir);
     await this.engine();
     await this.mcpServers(workDir);
-    const { host, detach } = await this.attach(
+    const lease = await this.attach(
       options.sessionId ?? 'default',
       workDir,
       options.mcpServers ?? [],
     );
     if (this.closed) {
-      await detach();
+      await lease.release();
       throw new RuntimeClosedError('the runtime factory');
     }
+    const host = lease.value;
     this.counter += 1;
     const id = options.id ?? `runtime-${this.counter}`;
     const handler = options.approvalHandler;
@@ -326,13 +344,13 @@ export class RuntimeFactory {
       host,
       detach: async () => {
         removeResponder?.();
-        await detach();
+        await lease.release();
       },
       ...(options.reporter === undefined ? {} : { reporter: options.reporter }),
       ...(options.approval === undefined ? {} : { mode: options.approval }),
       onClose: () => {
         this.runtimes.delete(runtime);
-        options.onClose?.();
+        return options.onClose?.();
       },
     });
     this.runtimes.add(runtime);
@@ -354,12 +372,7 @@ export class RuntimeFactory {
    * again from the store instead of reusing what this process had in memory.
    */
   async closeSession(sessionId: string, reason: unknown = new Error('the session was closed')): Promise<void> {
-    const hosts = await Promise.allSettled([...this.hosts.values()]);
-    await Promise.allSettled(
-      hosts.map(async (host) => {
-        if (host.status === 'fulfilled' && host.value.sessionId === sessionId) await host.value.close(reason);
-      }),
-    );
+    await this.closeHosts((host) => host.sessionId === sessionId, reason);
   }
 
   /** How many sessions have a host now (nothing is kept that nobody uses). */
@@ -376,50 +389,40 @@ export class RuntimeFactory {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.runtimes].map((runtime) => runtime.close()));
-    const hosts = await Promise.allSettled([...this.hosts.values()]);
-    await Promise.allSettled(
-      hosts.map(async (host) => {
-        if (host.status === 'fulfilled') {
-          await host.value.close(new Error('the runtime factory was closed'));
-        }
-      }),
-    );
+    await this.closeHosts(() => true, new Error('the runtime factory was closed'));
+    await Promise.allSettled([...this.releasing]);
     await this.mcp.close();
   }
 
-  /** Attaches to the session's host (a new one if the last was released meanwhile). */
-  private async attach(
-    sessionId: string,
-    workDir: string,
-    mcpServers: readonly McpServerConfig[],
-  ): Promise<{ host: SessionHost; detach: () => Promise<void> }> {
-    for (;;) {
-      const host = await this.host(sessionId, workDir, mcpServers);
-      if (!host.released) return { host, detach: host.attach() };
-    }
+  /**
+   * Closes the hosts `which` picks, whoever uses them: they are taken out first (their runtimes'
+   * and tasks' uses then do nothing), so that the next `createRuntime` makes a new host.
+   */
+  private async closeHosts(which: (host: SessionHost) => boolean, reason: unknown): Promise<void> {
+    await Promise.allSettled(this.hosts.entries().map(async ([key, pending]) => {
+      const host = await pending;
+      if (!which(host)) return;
+      if (this.hosts.peek(key) === pending) void this.hosts.forget(key);
+      await this.letGo(host.close(reason));
+    }));
   }
 
-  /** The session's host, made once while anything uses it. */
-  private async host(
+  /** `released`, tracked until it settles (`close` waits for every host to be let go). */
+  private letGo(released: Promise<void>): Promise<void> {
+    const tracked = released.catch(() => undefined);
+    this.releasing.add(tracked);
+    void tracked.then(() => this.releasing.delete(tracked));
+    return released;
+  }
+
+  /** A use of the session's host, made if nobody uses it (again, after it was let go). */
+  private attach(
     sessionId: string,
     workDir: string,
     mcpServers: readonly McpServerConfig[],
-  ): Promise<SessionHost> {
+  ): Promise<SharedLease<SessionHost>> {
     const key = `${workDir}\u0000${sessionId}`;
-    for (;;) {
-      const pending = this.hosts.get(key);
-      if (pending === undefined) break;
-      const existing = await pending.catch(() => undefined);
-      if (existing !== undefined && !existing.released) return existing;
-      // Being released (or failed to open): make a new one once it is gone from the map.
-      if (this.hosts.get(key) === pending) this.hosts.delete(key);
-    }
-    const opening = this.openHost(key, sessionId, workDir, mcpServers);
-    this.hosts.set(key, opening);
-    opening.catch(() => {
-      if (this.hosts.get(key) === opening) this.hosts.delete(key);
-    });
-    return opening;
+    return this.hosts.acquire(key, () => this.openHost(key, sessionId, workDir, mcpServers));
   }
 
   /**
@@ -601,14 +604,18 @@ export class RuntimeFactory {
           ...promptParts,
         });
       },
+      // Its running task is a user of the host too (the host is made now: this use joins it).
+      hold: () => {
+        const use = this.hosts.acquire(key);
+        use.catch(() => undefined);
+        return async () => {
+          await (await use.catch(() => undefined))?.release();
+        };
+      },
       onReleased: () => {
         workspace.release();
         // The session's own servers go with it (the workspace's stay for the factory).
         void own?.close().catch(() => undefined);
-        const current = this.hosts.get(key);
-        void current?.then((made) => {
-          if (made === host && this.hosts.get(key) === current) this.hosts.delete(key);
-        });
       },
     });
     return host;

@@ -4,6 +4,12 @@ export { Runtime, type RuntimeOptions } from './runtime.js';
 export { RemoteRuntime, type RuntimeHandle } from './remote-runtime.js';
 export { relayHandler } from './relay-handler.js';
 export { RemoteSession, type RemoteSessionOptions } from './remote-session.js';
+export {
+  SessionLifecycle,
+  type LoadedSession,
+  type SessionLifecycleOptions,
+  type SetTimer,
+} from './session-lifecycle.js';
 export { RuntimeManager } from './manager.js';
 export {
   RuntimeFactory,

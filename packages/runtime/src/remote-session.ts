@@ -8,10 +8,12 @@ import {
   type TaskToolProgress,
 } from '@claw/core';
 import {
+  SessionLogError,
   SessionReplica,
   newSessionSnapshot,
   type RelayReply,
   type RelayRequest,
+  type SessionLog,
   type SessionRelay,
   type StoredLog,
 } from '@claw/session-store';
@@ -29,6 +31,13 @@ import type { SessionView } from './session-host.js';
 
 /** Options of {@link RemoteSession.open}. */
 export interface RemoteSessionOptions {
+  /** The shared log the session is read from (`load`, after a compaction). */
+  log: SessionLog;
+  /**
+   * Its relay parts (`log.relayParts()`): the records are followed through the replication; the
+   * clients' requests go through the owner inbox (without one they are refused), and the owner's
+   * tools' progress comes through the progress channel, when the log has them.
+   */
   relay: SessionRelay;
   sessionId: string;
   workDir: string;
@@ -93,9 +102,10 @@ export class RemoteSession {
         : { subscriberBound: options.subscriberBound }),
     });
     this.following = this.follow();
-    this.stopProgress =
-      options.relay.onProgress?.(options.sessionId, (report) => this.progress.emit(report)) ??
-      (() => undefined);
+    const relayed = options.relay.progress;
+    this.stopProgress = relayed === undefined
+      ? () => undefined
+      : relayed.onProgress(options.sessionId, (report) => this.progress.emit(report));
   }
 
   /**
@@ -104,7 +114,7 @@ export class RemoteSession {
    * @throws SessionLogError when the log cannot be read.
    */
   static async open(options: RemoteSessionOptions): Promise<RemoteSession> {
-    const stored = await options.relay.load(options.sessionId);
+    const stored = await options.log.load(options.sessionId);
     const snapshot = newSessionSnapshot({
       id: options.sessionId,
       workDir: options.workDir,
@@ -117,7 +127,7 @@ export class RemoteSession {
   private replicaOf(stored: StoredLog): SessionReplica {
     return new SessionReplica(stored, {
       workDir: this.options.workDir,
-      location: this.options.relay.location(this.options.sessionId),
+      location: this.options.log.location(this.options.sessionId),
     });
   }
 
@@ -152,7 +162,7 @@ export class RemoteSession {
 
   /**
    * Calls `listener` with the progress of the session's running tools, as the owner relays it
-   * (when the relay can: `SessionRelay.onProgress`), or as the runtime here reports it once the
+   * (when the relay has a progress channel), or as the runtime here reports it once the
    * session was taken over. Best effort: not kept, not numbered.
    */
   onToolProgress(listener: (progress: TaskToolProgress) => void): () => void {
@@ -185,7 +195,7 @@ export class RemoteSession {
    */
   private async request(request: RelayRequest): Promise<Extract<RelayReply, { ok: true }>> {
     const reply = this.local === undefined
-      ? await this.options.relay.send(this.sessionId, request)
+      ? await this.send(request)
       : await relayHandler(this.local)(request);
     if (reply.ok) return reply;
     if (reply.code === 'session_busy') {
@@ -195,6 +205,20 @@ export class RemoteSession {
       throw new ApprovalNotPendingError(reply.message, { requestId: request.requestId });
     }
     throw new ClawError(reply.message, { code: reply.code });
+  }
+
+  /** Hands `request` to the owner through the relay's inbox. */
+  private send(request: RelayRequest): Promise<RelayReply> {
+    const { inbox } = this.options.relay;
+    if (inbox === undefined) {
+      const location = this.options.log.location(this.sessionId);
+      return Promise.reject(new SessionLogError(
+        `Cannot hand a ${request.kind} to the claw instance that owns ${location}: this store ` +
+        'relays no requests to the owner. Open the session on that instance.',
+        { code: 'session_owner_unreachable', location },
+      ));
+    }
+    return inbox.send(this.sessionId, request);
   }
 
   /**
@@ -253,7 +277,8 @@ export class RemoteSession {
   }
 
   private async follow(): Promise<void> {
-    const unwatch = this.options.relay.watch(this.sessionId, () => this.poke());
+    const { replication } = this.options.relay;
+    const unwatch = replication.watch(this.sessionId, () => this.poke());
     try {
       while (!this.closed && this.local === undefined) {
         this.woken = false;
@@ -261,7 +286,7 @@ export class RemoteSession {
         try {
           more = await this.readMore();
           if (!more && this.local === undefined) {
-            const owner = await this.options.relay.ownerOf(this.sessionId);
+            const owner = await replication.ownerOf(this.sessionId);
             if (owner === undefined || !owner.live) await this.options.onOwnerGone();
           }
         } catch {
@@ -276,8 +301,8 @@ export class RemoteSession {
 
   /** Reads what is new; true when there may be more to read at once. */
   private async readMore(): Promise<boolean> {
-    const { relay } = this.options;
-    const { records, oldestSeq } = await relay.readSince(this.sessionId, this.replica.seq, {
+    const { replication } = this.options.relay;
+    const { records, oldestSeq } = await replication.readSince(this.sessionId, this.replica.seq, {
       limit: readLimit,
     });
     if (oldestSeq > this.replica.seq + 1) {
@@ -302,7 +327,7 @@ export class RemoteSession {
 
   /** Reads the session afresh from its snapshot; its events go on from there (after a gap). */
   private async reload(): Promise<void> {
-    const stored = await this.options.relay.load(this.sessionId);
+    const stored = await this.options.log.load(this.sessionId);
     if (stored === undefined) return;
     this.replica = this.replicaOf(stored);
     for (const event of this.replica.events) this.events.ingest(event);

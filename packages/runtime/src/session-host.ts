@@ -101,8 +101,14 @@ export interface SessionHostOptions {
   runTask: TaskRunner;
   retention?: EventRetention;
   subscriberBound?: SubscriberBound;
-  /** Called once the host let its session go (nobody attached and no task running). */
-  onReleased: () => void;
+  /**
+   * Takes one use of the host for a task while it runs (its users are its runtimes and its
+   * running task: a host is not let go while a task runs); the returned function gives it up,
+   * and rejects with what letting the host go then failed with. Default: nothing to take.
+   */
+  hold?: () => () => Promise<void>;
+  /** Called once the host let its session go (`release`). Default: nothing. */
+  onReleased?: () => void;
   /**
    * A task the previous process left waiting for approvals goes on here: its questions are
    * asked again (SCALE-3). Default false: it is ended as interrupted.
@@ -121,9 +127,9 @@ export interface SessionHostOptions {
 /**
  * The one owner of a session in a process (RT-5): it holds the session (and through its lease
  * the lock against other processes), its event log, its approvals and its run lock — at most one
- * task at a time, whoever starts it. Runtimes and channel clients attach to it; the host lets the
- * session go when the last one detached and no task runs any more (a task outlives its clients,
- * CH-10).
+ * task at a time, whoever starts it. Runtimes and channel clients use it, and so does its running
+ * task (`hold`): whoever counts the uses (the factory) lets the session go (`release`) when the
+ * last one ended (a task outlives its clients, CH-10).
  */
 export class SessionHost {
   readonly sessionId: string;
@@ -135,14 +141,17 @@ export class SessionHost {
   readonly context: SessionContext;
   private readonly lease: SessionLease;
   private readonly runTask: TaskRunner;
+  private readonly hold: () => () => Promise<void>;
   private readonly onReleased: () => void;
   private readonly onError: (error: unknown, what: string) => void;
   private runState: SessionRunState = 'idle';
   private active: { task: Task; prompt: string } | undefined;
-  private attached = 0;
+  /** The end of the last task started (its last events, and giving its use back). */
+  private ending: Promise<void> | undefined;
   private releasing: Promise<void> | undefined;
-  /** Why `close` let the session go, whoever was attached. */
+  /** Why `close` let the session go, whoever was attached; set once it began. */
   private closeReason: unknown;
+  private closing = false;
   /** Who hears the progress of the tools of the session's tasks (see `onToolProgress`). */
   private readonly progressListeners = new Listeners<TaskToolProgress>();
 
@@ -152,7 +161,8 @@ export class SessionHost {
     this.sessionId = this.session.id;
     this.workDir = options.workDir;
     this.runTask = options.runTask;
-    this.onReleased = options.onReleased;
+    this.hold = options.hold ?? (() => async () => undefined);
+    this.onReleased = options.onReleased ?? (() => undefined);
     this.onError = options.onError ?? (() => undefined);
     this.context = options.context ?? { instructions: { files: [], warnings: [] } };
     this.events = new SessionEventLog({
@@ -223,22 +233,9 @@ export class SessionHost {
     return this.active?.task;
   }
 
-  /** True once the host let its session go; attach to a new host then. */
+  /** True once the host let its session go; use a new host then. */
   get released(): boolean {
     return this.releasing !== undefined;
-  }
-
-  /** One more client; call the returned function (once) when it leaves. */
-  attach(): () => Promise<void> {
-    if (this.releasing !== undefined) throw new Error('the session host was released');
-    this.attached += 1;
-    let detached = false;
-    return async () => {
-      if (detached) return;
-      detached = true;
-      this.attached -= 1;
-      await this.releaseIfUnused();
-    };
   }
 
   /**
@@ -298,6 +295,8 @@ export class SessionHost {
       this.progressListeners.emit({ ...report, taskId });
     });
     this.approvals.setTask(taskId);
+    // The task is a user of the host until it ended: the host is not let go under it.
+    const giveBack = this.hold();
     const task = new Task(taskId, (signal) =>
       this.runTask({
         prompt,
@@ -313,8 +312,8 @@ export class SessionHost {
     );
     this.active = { task, prompt };
     this.setState('running', taskId);
-    void task.wait()
-      .then((result) => this.end(task, result, taskReporter))
+    this.ending = task.wait()
+      .then((result) => this.end(task, result, taskReporter, giveBack))
       .catch((error: unknown) => {
         // A session that could not be stored on release (its store is down, or its lease was
         // lost): said, and never an unhandled rejection that would end the process.
@@ -325,13 +324,14 @@ export class SessionHost {
 
   /**
    * The task ended: its last events, then the session is idle again — also when an event cannot
-   * be numbered (a store that was closed), so that the host is never left busy (RT-7) — and is
-   * let go if nobody is attached.
+   * be numbered (a store that was closed), so that the host is never left busy (RT-7) — and the
+   * task gives its use of the host back (the last use lets the session go).
    */
   private async end(
     task: Task,
     result: RunResult,
     taskReporter: TaskReporter,
+    giveBack: () => Promise<void>,
   ): Promise<void> {
     try {
       try {
@@ -346,7 +346,7 @@ export class SessionHost {
       // The state changes before its event is numbered: idle even if that fails.
       this.setState('idle');
     } finally {
-      await this.releaseIfUnused();
+      await giveBack();
     }
   }
 
@@ -354,7 +354,9 @@ export class SessionHost {
   private checkOpen(): void {
     const ended = this.events.ended;
     if (ended !== undefined) throw ended;
-    if (this.releasing !== undefined) throw sessionEndOf(this.closeReason, this.sessionId);
+    if (this.closing || this.releasing !== undefined) {
+      throw sessionEndOf(this.closeReason, this.sessionId);
+    }
   }
 
   /** Cancels the running task (and its questions), if any. */
@@ -395,18 +397,25 @@ export class SessionHost {
    */
   async close(reason: unknown = new Error('the session was closed')): Promise<void> {
     this.closeReason ??= reason;
-    this.attached = 0;
+    this.closing = true;
     const task = this.active?.task;
     if (task !== undefined) {
       this.cancel(reason);
       await task.wait();
     }
-    await this.releaseIfUnused();
-    await this.releasing;
+    // The task's last events are in before the log ends.
+    await this.ending;
+    await this.release();
   }
 
-  private async releaseIfUnused(): Promise<void> {
-    if (this.attached > 0 || this.active !== undefined) return;
+  /**
+   * Lets the session go: its event log ends (with `close`'s reason, if it was closed), the
+   * session is stored and released, and `onReleased` is told. For when nothing uses the host any
+   * more (no runtime, no task); idempotent.
+   *
+   * @throws what storing or releasing the session threw.
+   */
+  release(): Promise<void> {
     this.releasing ??= (async () => {
       // A host closed with a reason ends its followers with it; one nobody uses just ends.
       this.events.close(this.closeReason);
@@ -416,7 +425,7 @@ export class SessionHost {
         this.onReleased();
       }
     })();
-    await this.releasing;
+    return this.releasing;
   }
 
   private setState(state: SessionRunState, taskId?: string): void {

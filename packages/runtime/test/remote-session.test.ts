@@ -1,4 +1,5 @@
 import { ClawError, type SessionEvent, type TaskToolProgress } from '@claw/core';
+import { MemoryRelay, SessionStore } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CursorExpiredError,
@@ -18,7 +19,6 @@ import {
   tempWorkspace,
   until,
 } from './helpers.js';
-import { MemoryRelay } from './memory-relay.js';
 
 const opened: Array<{ close: () => Promise<void> }> = [];
 
@@ -39,15 +39,18 @@ class HeldRelay extends MemoryRelay {
   }
 }
 
+/** The sessions of a runtime factory, stored in `relay` (as its own instance owns them). */
 function sessionsOf(relay: MemoryRelay): SessionSource {
-  const sessions = relay.sessionSource();
-  opened.push(sessions);
-  return sessions;
+  const store = new SessionStore({ log: relay });
+  opened.push(store);
+  return { open: (id, options) => store.open(id, options), list: () => store.list() };
 }
 
+/** Follows session `s` through `relay`, as a process that does not own it would. */
 async function follow(relay: MemoryRelay, workDir: string): Promise<RemoteSession> {
   const remote = await RemoteSession.open({
-    relay,
+    log: relay,
+    relay: relay.relayParts(),
     sessionId: 's',
     workDir,
     pollMs: 10,

@@ -11,11 +11,15 @@ import {
   type LogRecord,
   type RelayReply,
   type RelayRequest,
+  type OwnerInbox,
+  type ProgressChannel,
   type SessionLockHolder,
+  type SessionLog,
   type SessionLogLock,
   type SessionOwner,
   type SessionPage,
   type SessionRelay,
+  type SessionReplication,
   type SessionSnapshot,
   type SessionSummary,
   type StoredLog,
@@ -152,7 +156,7 @@ const holderColumns = 'stored, summary, last_seq, records_since_snapshot, owner,
  * still owns the session: a frozen former owner's late write is rejected with `lease_lost`.
  * Each commit sends a NOTIFY on {@link changesChannel} so that readers elsewhere wake up.
  */
-export class PgSessionLog implements SessionRelay {
+export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox, ProgressChannel {
   readonly pool: pg.Pool;
   readonly instanceId: string;
   readonly leaseMs: number;
@@ -740,6 +744,11 @@ export class PgSessionLog implements SessionRelay {
       );
       await client.query('DELETE FROM claw_sessions WHERE id = $1 AND owner IS NULL', [id]);
     });
+  }
+
+  /** Its relay (SCALE-4): all three parts, each this log. */
+  relayParts(): SessionRelay {
+    return { replication: this, inbox: this, progress: this };
   }
 
   readSince(

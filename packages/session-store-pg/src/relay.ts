@@ -2,9 +2,12 @@ import { errorMessage, KeyedThrottle, Listeners, type TaskToolProgress } from '@
 import {
   SessionLogError,
   type LogRecord,
+  type OwnerInbox,
+  type ProgressChannel,
   type RelayReply,
   type RelayRequest,
   type SessionOwner,
+  type SessionReplication,
 } from '@claw/session-store';
 import type pg from 'pg';
 import { connectionSettingsOfPool, storeUnavailable } from './connection.js';
@@ -48,11 +51,12 @@ export interface PgRelayOptions {
 type Waiters = Map<string, Set<() => void>>;
 
 /**
- * The shared-session half of the PostgreSQL log (SCALE-4): readers of other instances' sessions
- * (records by seq, woken by NOTIFY, with a poll as backstop) and the inbox through which their
- * clients' requests reach the owner, in order, each answered once.
+ * The shared-session half of the PostgreSQL log (SCALE-4), all three relay parts: readers of
+ * other instances' sessions (records by seq, woken by NOTIFY, with a poll as backstop), the inbox
+ * through which their clients' requests reach the owner, in order, each answered once, and the
+ * progress of the owner's running tools (NOTIFY only).
  */
-export class PgRelay {
+export class PgRelay implements SessionReplication, OwnerInbox, ProgressChannel {
   private readonly options: PgRelayOptions;
   private readonly changeWaiters: Waiters = new Map();
   private readonly requestWaiters: Waiters = new Map();
@@ -67,6 +71,10 @@ export class PgRelay {
 
   constructor(options: PgRelayOptions) {
     this.options = options;
+  }
+
+  get instanceId(): string {
+    return this.options.instanceId;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { describeSessionLog } from '@claw/session-store/testing';
+import { describeSessionLog, describeSessionRelay } from '@claw/session-store/testing';
 import { describe, it } from 'vitest';
 import type { PgSessionLog } from '../src/index.js';
 import { postgresAvailable } from '../src/testing/index.js';
@@ -7,7 +7,7 @@ import { closeLogs, openLog, sharedCluster } from './fixtures.js';
 if (postgresAvailable()) {
   const { freshDatabase } = sharedCluster();
   const urls = new WeakMap<PgSessionLog, string>();
-  describeSessionLog('PgSessionLog', {
+  const backend = {
     create: async () => {
       const url = await freshDatabase();
       const log = await openLog(url);
@@ -15,9 +15,17 @@ if (postgresAvailable()) {
       return log;
     },
     // Another instance on the same database.
-    reopen: async (log) => openLog(urls.get(log as PgSessionLog) as string),
+    reopen: async (log: unknown) => {
+      const url = urls.get(log as PgSessionLog) as string;
+      const other = await openLog(url);
+      urls.set(other, url);
+      return other;
+    },
     cleanUp: closeLogs,
-  });
+  };
+  describeSessionLog('PgSessionLog', backend);
+  // Its relay parts between instances (SCALE-4, LIFE-1): the same suite as the memory relay's.
+  describeSessionRelay('PgSessionLog', backend);
 } else {
   describe.skip('SessionLog conformance: PgSessionLog (PostgreSQL is not installed)', () => {
     it('needs PostgreSQL', () => undefined);

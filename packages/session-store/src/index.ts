@@ -32,13 +32,17 @@ export { SessionStore, type SessionStoreOptions } from './session-store.js';
 export { summaryOf } from './summary.js';
 export {
   SessionReplica,
-  isSessionRelay,
   leaseLostCode,
+  type OwnerInbox,
+  type ProgressChannel,
   type RelayReply,
   type RelayRequest,
   type SessionOwner,
   type SessionRelay,
+  type SessionReplication,
+  type SharedSessionLog,
 } from './session-relay.js';
+export { MemoryRelay, type MemoryRelayOptions } from './memory-relay.js';
 export {
   FileSessionLog,
   defaultCompactMinBytes,

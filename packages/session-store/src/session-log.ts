@@ -1,5 +1,6 @@
 import type { Compaction, CostTotals, Message, Usage } from '@claw/core';
 import { SessionLogError, type SessionLockHolder } from './errors.js';
+import type { SessionRelay } from './session-relay.js';
 import type { OpenTask, SessionChange } from './session-state.js';
 
 /** Everything a session keeps, as one value (SES-1): what a snapshot stores. */
@@ -167,6 +168,12 @@ export interface SessionLog {
    * `unreadable`; `limit` bounds both together.
    */
   list(options?: { limit?: number; after?: string }): Promise<SessionPage>;
+  /**
+   * The relay parts of a log several processes share (SCALE-4); absent from a log one process
+   * keeps to itself (file, memory). A store over a log that has it writes a new session's first
+   * changes as records after an empty snapshot, so that the processes following it read them.
+   */
+  relayParts?(): SessionRelay;
 }
 
 /**

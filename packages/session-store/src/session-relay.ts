@@ -32,13 +32,13 @@ export interface SessionOwner {
 }
 
 /**
- * A session log that several processes share (SCALE-4): one of them owns a session (holds its
- * lease) and writes it; the others read its records as they are written, and hand their clients'
- * requests to the owner, which serves them in order. Notifications only wake readers up: the data
- * is always read from the records by seq, so a lost wake-up delays a reader and loses nothing.
+ * Replication of a session's records to the processes that follow it (SCALE-4): one process owns
+ * a session (holds its lease) and writes it; the others read its records as they are written.
+ * Wake-ups only wake readers up: the data is always read from the records by seq, so a lost
+ * wake-up delays a reader and loses nothing. The part every shared log has.
  */
-export interface SessionRelay extends SessionLog {
-  /** This process's instance id (the owner a request reaches is named by its own). */
+export interface SessionReplication {
+  /** This process's instance id (owners are named by theirs: `ownerOf`). */
   readonly instanceId: string;
   /**
    * The records of `id` after `afterSeq`, in order, at most `limit` of them. `oldestSeq` is the
@@ -50,10 +50,18 @@ export interface SessionRelay extends SessionLog {
     afterSeq: number,
     options?: { limit?: number },
   ): Promise<{ records: LogRecord[]; oldestSeq: number }>;
-  /** Calls `wake` whenever `id` may have new records or requests; returns the unsubscribe. */
+  /** Calls `wake` whenever `id` may have new records; returns the unsubscribe. */
   watch(id: string, wake: () => void): () => void;
   /** Who owns `id` now; undefined when nobody does. */
   ownerOf(id: string): Promise<SessionOwner | undefined>;
+}
+
+/**
+ * Requests to the owner of a session (SCALE-4): the clients of a process that follows a session
+ * hand their prompts, interrupts and answers to the process that owns it, which serves them in
+ * order, each once.
+ */
+export interface OwnerInbox {
   /**
    * Hands `request` to the owner of `id` and resolves with its reply.
    *
@@ -63,22 +71,41 @@ export interface SessionRelay extends SessionLog {
   send(id: string, request: RelayRequest, options?: { timeoutMs?: number }): Promise<RelayReply>;
   /**
    * As the owner of `id`: `handle` gets the requests sent to it, one at a time, oldest first,
-   * until the returned function is called.
+   * until the returned function is called. Only the process holding the session's lease takes
+   * requests; a handler that throws replies `internal_error`.
    */
   serve(id: string, handle: (request: RelayRequest) => Promise<RelayReply>): () => void;
-  /**
-   * As the owner of `id`: tells the other processes following it how one of its running tools
-   * gets on. Best effort, like progress itself: never stored, never replayed, never throws; a
-   * relay may drop reports (to at most one a tool call every so often) and shorten messages.
-   * Optional: a relay without it relays no progress.
-   */
-  publishProgress?(id: string, progress: TaskToolProgress): void;
-  /**
-   * Calls `listener` with the progress the owner of `id` publishes (`publishProgress`), from
-   * now until the returned function is called. A listener that throws misses that report alone.
-   */
-  onProgress?(id: string, listener: (progress: TaskToolProgress) => void): () => void;
 }
+
+/**
+ * The progress of the owner's running tools, told to the processes that follow the session.
+ * Best effort, like progress itself: never stored, never replayed, never throws; a channel may
+ * drop reports (to at most one a tool call every so often) and shorten messages.
+ */
+export interface ProgressChannel {
+  /** As the owner of `id`: tells the processes following it how one of its tools gets on. */
+  publishProgress(id: string, progress: TaskToolProgress): void;
+  /**
+   * Calls `listener` with the progress the owner of `id` publishes, from now until the returned
+   * function is called. A listener that throws misses that report alone.
+   */
+  onProgress(id: string, listener: (progress: TaskToolProgress) => void): () => void;
+}
+
+/**
+ * The relay of a log several processes share (SCALE-4), in the parts its backend implements
+ * (`SessionLog.relayParts`): the replication of records always; the owner's inbox and the
+ * progress channel where it has them. Without an inbox, followers read the session and cannot
+ * act on it; without a progress channel, they see tools' progress only as their events.
+ */
+export interface SessionRelay {
+  readonly replication: SessionReplication;
+  readonly inbox?: OwnerInbox;
+  readonly progress?: ProgressChannel;
+}
+
+/** A log several processes share: one that names its relay parts. */
+export type SharedSessionLog = SessionLog & { relayParts(): SessionRelay };
 
 /**
  * The code of the error a shared log's write rejects with once this process no longer owns the
@@ -86,12 +113,6 @@ export interface SessionRelay extends SessionLog {
  * is not the session's: another owner numbers those seqs.
  */
 export const leaseLostCode = 'lease_lost';
-
-/** True when `log` is shared by several processes and can relay requests (SCALE-4). */
-export function isSessionRelay(log: SessionLog): log is SessionRelay {
-  const relay = log as Partial<SessionRelay>;
-  return typeof relay.readSince === 'function' && typeof relay.serve === 'function';
-}
 
 /**
  * A read-only copy of a session another process writes (SCALE-4): built from a `load`, then

@@ -18,7 +18,6 @@ import type {
 } from './session-manager.js';
 import { assertSessionId, assertWorkDir } from './session-id.js';
 import { newSessionState, replay, snapshotOf } from './session-state.js';
-import { isSessionRelay } from './session-relay.js';
 import { StoredSession } from './stored-session.js';
 
 /** Options of {@link SessionStore}. */
@@ -214,7 +213,7 @@ export class SessionStore implements SessionManager {
             needsSnapshot: stored === undefined || stored.needsCompaction,
             // Readers in other processes follow a shared log's records (SCALE-4): a new
             // session's first changes go there as records too, after an empty snapshot.
-            ...(stored === undefined && isSessionRelay(this.log)
+            ...(stored === undefined && this.log.relayParts !== undefined
               ? { startEmpty: snapshotOf(state) }
               : {}),
             syncEveryWrite: this.syncEveryWrite,

@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import nodePath from 'node:path';
-import { FileSessionLog, MemorySessionLog } from '../src/index.js';
-import { describeSessionLog } from '../src/testing/index.js';
+import { FileSessionLog, MemoryRelay, MemorySessionLog } from '../src/index.js';
+import { describeSessionLog, describeSessionRelay } from '../src/testing/index.js';
 
 const folders: string[] = [];
 
@@ -22,3 +22,12 @@ describeSessionLog('MemorySessionLog', {
   create: async () => new MemorySessionLog(),
   reopen: async (log) => log,
 });
+
+// The shared log in memory is a log like the others, and a relay (SCALE-4, LIFE-1).
+const memoryRelay = {
+  create: async () => new MemoryRelay({ instanceId: 'first' }),
+  // Another process on the same sessions.
+  reopen: async (log: unknown) => (log as MemoryRelay).instance(),
+};
+describeSessionLog('MemoryRelay', memoryRelay);
+describeSessionRelay('MemoryRelay', memoryRelay);

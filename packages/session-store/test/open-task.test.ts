@@ -3,44 +3,18 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FileSessionLog,
+  MemoryRelay,
   MemorySessionLog,
   SessionReplica,
   SessionStore,
-  isSessionRelay,
   sessionFileExtension,
-  type LogRecord,
-  type RelayReply,
-  type SessionRelay,
+  type SessionLog,
 } from '../src/index.js';
 import { removeTempDirs, sealLine, tempDir } from './fixtures.js';
 
 afterEach(removeTempDirs);
 
 const workDir = '/work/space';
-
-/** A memory log that says it is shared (the relay's reading side is what the writer checks). */
-class SharedMemoryLog extends MemorySessionLog implements SessionRelay {
-  readonly instanceId = 'test';
-  readSince(): Promise<{ records: LogRecord[]; oldestSeq: number }> {
-    return Promise.resolve({ records: [], oldestSeq: 1 });
-  }
-
-  watch(): () => void {
-    return () => undefined;
-  }
-
-  ownerOf(): Promise<undefined> {
-    return Promise.resolve(undefined);
-  }
-
-  send(): Promise<RelayReply> {
-    return Promise.resolve({ ok: false, code: 'unsupported', message: 'not in this test' });
-  }
-
-  serve(): () => void {
-    return () => undefined;
-  }
-}
 
 describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
   it('follows task_started, state, approvals and the task\'s end', async () => {
@@ -132,8 +106,9 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
   });
 
   it('a shared log gets a new session as an empty snapshot and records, so readers elsewhere see every event', async () => {
-    for (const [log, shared] of [[new SharedMemoryLog(), true], [new MemorySessionLog(), false]] as const) {
-      expect(isSessionRelay(log)).toBe(shared);
+    const logs: Array<[SessionLog, boolean]> = [[new MemoryRelay(), true], [new MemorySessionLog(), false]];
+    for (const [log, shared] of logs) {
+      expect(log.relayParts !== undefined).toBe(shared);
       const store = new SessionStore({ log });
       const fresh = await store.open('fresh', { workDir });
       const { session } = fresh;

@@ -27,6 +27,7 @@ import {
 import {
   RuntimeFactory,
   SessionBusyError,
+  SessionLifecycle,
   createFileTracing,
   resolveSettings,
   untrustedNotice,
@@ -69,6 +70,8 @@ interface AcpSession {
 
 interface Workspace {
   factory: RuntimeFactory;
+  /** Opens the workspace's sessions (LIFE-1): local only, each let go when the editor leaves it. */
+  sessions: SessionLifecycle;
   settings: Settings;
   tracing: Tracing;
 }
@@ -211,6 +214,7 @@ export class ClawAcpAgent {
       const workspaces = await Promise.allSettled([...this.workspaces.values()]);
       for (const workspace of workspaces) {
         if (workspace.status !== 'fulfilled') continue;
+        await workspace.value.sessions.close();
         await workspace.value.factory.close().catch(() => undefined);
         await workspace.value.tracing.shutdown().catch(() => undefined);
       }
@@ -237,7 +241,7 @@ export class ClawAcpAgent {
     const mcpServers = this.mcpServers(servers);
     let runtime: Runtime;
     try {
-      runtime = await workspace.factory.createRuntime({
+      runtime = await workspace.sessions.openLocal({
         id: `acp-${id}`,
         sessionId: id,
         workDir,
@@ -299,7 +303,7 @@ export class ClawAcpAgent {
           (spawner) => this.options.note(spawner.description),
           () => undefined,
         );
-        return { factory, settings, tracing };
+        return { factory, sessions: new SessionLifecycle({ factory }), settings, tracing };
       })();
       made.catch(() => this.workspaces.delete(workDir));
       this.workspaces.set(workDir, made);
