@@ -167,6 +167,8 @@ export class SessionHost {
     this.context = options.context ?? { instructions: { files: [], warnings: [] } };
     this.events = new SessionEventLog({
       session: this.session,
+      // A retry of a failed write that fails too has nobody to throw to: reported like the rest.
+      onError: (error, what) => this.onError(error, what),
       ...(options.retention === undefined ? {} : { retention: options.retention }),
       ...(options.subscriberBound === undefined
         ? {}

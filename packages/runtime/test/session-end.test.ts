@@ -1,6 +1,6 @@
 import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
 import type { RunResult } from '@claw/engine';
-import { MemorySessionManager, leaseLostCode } from '@claw/session-store';
+import { MemorySessionLog, MemorySessionManager, SessionStore, leaseLostCode } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionEndedError } from '../src/event-log.js';
 import { SessionEventLog, SessionHost } from '../src/index.js';
@@ -138,5 +138,48 @@ describe('a session host let go while clients follow it (LIFE-2)', () => {
       process.off('unhandledRejection', onUnhandled);
       await lease.release();
     }
+  });
+
+  it('a retry of an event write that fails again is told through the host\'s onError, never thrown (LIFE-2)', async () => {
+    const workDir = await tempWorkspace();
+    const away = new ClawError('connection refused', { code: 'store_unavailable' });
+    const log = new (class extends MemorySessionLog {
+      down = false;
+      override async append(...args: Parameters<MemorySessionLog['append']>): ReturnType<MemorySessionLog['append']> {
+        if (this.down) throw away;
+        return super.append(...args);
+      }
+
+      override async compact(...args: Parameters<MemorySessionLog['compact']>): Promise<void> {
+        if (this.down) throw away;
+        await super.compact(...args);
+      }
+    })();
+    const store = new SessionStore({ log });
+    const lease = await store.open('s', { workDir });
+    const told: string[] = [];
+    let reported: () => void = () => undefined;
+    const whenReported = new Promise<void>((resolve) => {
+      reported = resolve;
+    });
+    const host = new SessionHost({
+      lease,
+      workDir,
+      runTask: () => Promise.reject(new Error('not in this test')),
+      onError: (error, what) => {
+        told.push(`${what}: ${(error as Error).message}`);
+        reported();
+      },
+    });
+    log.down = true;
+    host.events.append({ type: 'state', state: 'idle' });
+    // The write fails; its retry (after 100 ms) fails too, and says so.
+    await whenReported;
+    expect(told[0]).toContain('storing the events of session "s" again');
+    expect(told[0]).toContain('connection refused');
+    host.events.close();
+    log.down = false;
+    await lease.release().catch(() => undefined);
+    await store.close();
   });
 });
