@@ -586,6 +586,22 @@ export class SessionEventLog {
     this.wakeSubscribers();
   }
 
+  /**
+   * For a log fed by `ingest`: goes on after `throughSeq`, whose events this process will never
+   * see (another process numbered them, and they are gone from the store: SCALE-4), as `ingest`
+   * does after a gap, but at once: subscribers behind it end with `lagged` now, and their cursors
+   * then get `cursor_expired` (RT-4), rather than waiting for a next event that may never come.
+   * Nothing happens when `throughSeq` is not past the last event.
+   */
+  skip(throughSeq: number): void {
+    if (throughSeq <= this.committed) return;
+    this.kept = [];
+    this.keptStart = 0;
+    this.keptBytes = 0;
+    this.committed = throughSeq;
+    this.wakeSubscribers();
+  }
+
   /** Delivers what is stored, in order; gives up what can no longer be (lost, or closed). */
   private commitSettled(): void {
     if (this.lost !== undefined) {

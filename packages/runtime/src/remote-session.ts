@@ -325,12 +325,18 @@ export class RemoteSession {
     return records.length === readLimit;
   }
 
-  /** Reads the session afresh from its snapshot; its events go on from there (after a gap). */
+  /**
+   * Reads the session afresh from its snapshot; its events go on from there (after a gap). The
+   * load holds only the events after its snapshot: when the snapshot took in events this process
+   * never read, its subscribers behind them are told now (RT-4), not by a next event that an idle
+   * session may never have.
+   */
   private async reload(): Promise<void> {
     const stored = await this.options.log.load(this.sessionId);
     if (stored === undefined) return;
     this.replica = this.replicaOf(stored);
     for (const event of this.replica.events) this.events.ingest(event);
+    this.events.skip(this.replica.eventSeq);
   }
 
   private poke(): void {

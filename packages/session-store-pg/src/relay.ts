@@ -50,6 +50,9 @@ export interface PgRelayOptions {
 
 type Waiters = Map<string, Set<() => void>>;
 
+/** A row of `readSince`: the session's last seq, and one change after the cursor, if any. */
+type ReadRow = { last_seq: string } & { [column in keyof ChangeRow]: ChangeRow[column] | null };
+
 /**
  * The shared-session half of the PostgreSQL log (SCALE-4), all three relay parts: readers of
  * other instances' sessions (records by seq, woken by NOTIFY, with a poll as backstop), the inbox
@@ -168,19 +171,24 @@ export class PgRelay implements SessionReplication, OwnerInbox, ProgressChannel 
   ): Promise<{ records: LogRecord[]; oldestSeq: number }> {
     const location = this.options.location(id);
     try {
-      const rows = await this.options.pool.query<ChangeRow>(
-        'SELECT seq, at, change FROM claw_changes WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      // The rows and the session's last seq as of one moment (one statement, one snapshot): read
+      // apart, a write committing between them would pass for a compaction. One row with null
+      // columns of the change when there are none after `afterSeq`; no row for no session.
+      const result = await this.options.pool.query<ReadRow>(
+        `SELECT s.last_seq, c.seq, c.at, c.change FROM claw_sessions s
+         LEFT JOIN LATERAL (
+           SELECT seq, at, change FROM claw_changes
+           WHERE session_id = s.id AND seq > $2 ORDER BY seq LIMIT $3
+         ) c ON true
+         WHERE s.id = $1 ORDER BY c.seq`,
         [id, afterSeq, Math.max(1, options.limit ?? 500)],
       );
-      const records = recordsOf(rows.rows, location);
+      const changes = result.rows.filter((row): row is ReadRow & ChangeRow => row.seq !== null);
+      const records = recordsOf(changes, location);
       const first = records[0];
       if (first !== undefined) return { records, oldestSeq: first.seq };
       // None after it: compacted away, or nothing new.
-      const session = await this.options.pool.query<{ last_seq: string }>(
-        'SELECT last_seq FROM claw_sessions WHERE id = $1',
-        [id],
-      );
-      const last = Number(session.rows[0]?.last_seq ?? 0);
+      const last = Number(result.rows[0]?.last_seq ?? 0);
       return { records, oldestSeq: last > afterSeq ? last + 1 : afterSeq + 1 };
     } catch (error) {
       throw readError(error, location, connectionSettingsOfPool(this.options.pool));
