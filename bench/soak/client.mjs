@@ -182,6 +182,8 @@ export class SoakClient {
       openedAfter: undefined,
       lastPong: Date.now(),
       openAttempts: 0,
+      /** A reopen is scheduled (its timer runs): later errors of the old attachment are stale. */
+      reopening: false,
       closedByUs: false,
     };
     const send = (message) => {
@@ -189,6 +191,7 @@ export class SoakClient {
     };
     const open = (withCursor = true) => {
       link.opened = false;
+      link.reopening = false;
       link.openAttempts += 1;
       link.openedAfter = withCursor ? this.cursor : undefined;
       this.trace(`open after=${withCursor ? this.cursor : '(none)'}`);
@@ -387,9 +390,14 @@ export class SoakClient {
       // The server let the session go while this client followed it: open it again.
       this.stats.sessionEnded += 1;
       link.opened = false;
+      link.reopening = true;
       setTimeout(() => open(true), 100 + Math.floor(this.random() * 300));
       return;
     }
+    // The same end told again (the answer to a request sent before it): the reopen is on its way.
+    // Opening twice would be a resync (CH-9: the second open's cursor counts), which hands this
+    // client the events the first open sent it again.
+    if (sessionEndCodes.has(code) && link.reopening) return;
     if (!link.opened) {
       // The open was refused (owned elsewhere and not servable yet, store away, …): again, and
       // after a few tries from another instance.
