@@ -23,9 +23,13 @@ const { steps = 3, latencyMs = 20, sleepSeconds = 0.3 } = JSON.parse(process.arg
 
 const tagPattern = /^\[soak ([A-Za-z0-9_-]+)\]/;
 
-/** The marked bash command of call `id`: one line in markers/<id> each time it runs. */
+/**
+ * The marked bash command of call `id`: one line in markers/<id> each time it runs. `&&`: a line
+ * that could not be written (a full disk) fails the command, so that "exit code 0" means the line
+ * is there (with `;` the sleep's status hid it).
+ */
 const markerCommand = (id, sleep = 0) =>
-  `echo ran >> markers/${id}${sleep > 0 ? `; sleep ${sleep}` : ''}`;
+  `echo ran >> markers/${id}${sleep > 0 ? ` && sleep ${sleep}` : ''}`;
 
 function turnFor(body) {
   const messages = body?.messages ?? [];
