@@ -33,6 +33,8 @@ const serverSchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional(),
   url: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
+  /** `"oauth"` or `{"type": "oauth", ...}`; checked in `resolveAuth` for clearer messages. */
+  auth: z.unknown().optional(),
   risk: riskSchema.optional(),
   /** Per-tool settings, by the tool's name on the server. */
   tools: z.record(z.string(), z.strictObject({ risk: riskSchema.optional() })).optional(),
@@ -47,6 +49,20 @@ const fileSchema = z.strictObject({
 });
 
 type RawServer = z.output<typeof serverSchema>;
+
+const oauthSchema = z.strictObject({
+  type: z.literal('oauth'),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  clientMetadataUrl: z.string().min(1).optional(),
+  scopes: z.array(z.string().regex(
+    /^[\x21\x23-\x5b\x5d-\x7e]+$/,
+    'a scope is one word, without spaces, quotes or backslashes',
+  )).optional(),
+});
+
+const oauthExample = '"auth": "oauth", or "auth": {"type": "oauth", "clientId": "...", ' +
+  '"clientSecret": "${CLIENT_SECRET}", "scopes": ["read"]}';
 
 interface McpServerCommon {
   /** The server's name: its key in `mcpServers`. */
@@ -76,12 +92,37 @@ export interface McpStdioServerConfig extends McpServerCommon {
   env: Readonly<Record<string, string>>;
 }
 
+/**
+ * How claw logs in to a server with OAuth 2.1 (MCP-8): `"auth": "oauth"` in mcp.json, or an
+ * object with the client claw is registered as. Without `clientId` claw registers itself (dynamic
+ * client registration) or uses `clientMetadataUrl` where the authorization server takes one.
+ */
+export interface McpOAuthConfig {
+  type: 'oauth';
+  /** A client registered with the authorization server beforehand (`${VAR}` expanded). */
+  clientId?: string;
+  /** That client's secret, if it has one (`${VAR}` expanded; keep it in the environment). */
+  clientSecret?: string;
+  /**
+   * An https URL of a client metadata document (SEP-991) used as the client id where the
+   * authorization server supports those, in place of registering.
+   */
+  clientMetadataUrl?: string;
+  /** Scopes asked for when neither the server's 401 nor its metadata names any. */
+  scopes?: readonly string[];
+}
+
 /** A server reached over Streamable HTTP. */
 export interface McpHttpServerConfig extends McpServerCommon {
   transport: 'http';
   url: string;
   /** Sent with every request (`${VAR}` already expanded). */
   headers: Readonly<Record<string, string>>;
+  /**
+   * OAuth (MCP-8). Absent: claw still logs in with OAuth when the server answers 401 and
+   * publishes OAuth metadata, unless `headers` carry an `Authorization` of their own.
+   */
+  auth?: McpOAuthConfig;
 }
 
 export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
@@ -137,7 +178,7 @@ export function parseMcpConfig(
     example: '{"mcpServers": {"files": {"command": "npx", "args": ["-y", "some-mcp-server"]}}}',
     rules:
       'Each server needs "command" (with optional "args", "env") or "url" (with optional ' +
-      '"headers"); optional: "risk" (safe, mutating, dangerous), "tools" ({"<tool>": {"risk": ' +
+      '"headers", "auth"); optional: "risk" (safe, mutating, dangerous), "tools" ({"<tool>": {"risk": ' +
       '...}}), "enabled", "roots", "startupTimeoutMs", "callTimeoutMs"',
     fail: (message, cause) => new McpConfigError(message, { file, cause }),
   });
@@ -175,6 +216,9 @@ function resolveServer(
   if (hasCommand && raw.headers !== undefined) {
     fail('"headers" are for a "url"; a command takes "args" and "env"');
   }
+  if (hasCommand && raw.auth !== undefined) {
+    fail('"auth" is for a "url": a command gets its credentials from "env"');
+  }
   const enabled = raw.enabled ?? true;
   const expand = (where: string, values: Record<string, string> | undefined) =>
     enabled ? expandAll(values ?? {}, where, (variable) => options.env[variable], fail) : {};
@@ -210,7 +254,70 @@ function resolveServer(
   if (parsedUrl === undefined || !['http:', 'https:'].includes(parsedUrl.protocol)) {
     fail(`"url" must be an http:// or https:// address, got ${JSON.stringify(url)}`);
   }
-  return { ...common, transport: 'http', url, headers: expand('headers', raw.headers) };
+  const headers = expand('headers', raw.headers);
+  const auth = resolveAuth(raw, enabled, options.env, fail);
+  if (auth !== undefined && Object.keys(raw.headers ?? {}).some(isAuthorizationHeader)) {
+    fail('has both "auth" and an "Authorization" header: claw sends the token it gets by ' +
+      'logging in (OAuth) as the Authorization header; remove the header, or remove "auth" to ' +
+      'send your own token');
+  }
+  return { ...common, transport: 'http', url, headers, ...(auth === undefined ? {} : { auth }) };
+}
+
+/** True for the header that carries credentials (HTTP header names ignore case). */
+export function isAuthorizationHeader(name: string): boolean {
+  return name.toLowerCase() === 'authorization';
+}
+
+function resolveAuth(
+  raw: RawServer,
+  enabled: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+  fail: (message: string) => never,
+): McpOAuthConfig | undefined {
+  if (raw.auth === undefined) return undefined;
+  if (raw.auth === 'oauth') return { type: 'oauth' };
+  const parsed = oauthSchema.safeParse(raw.auth);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) =>
+      `${['auth', ...issue.path.map(String)].join('.')}: ${issue.message}`);
+    return fail(`"auth" is not valid (${problems.join('; ')}); write ${oauthExample}`);
+  }
+  const { clientId, clientSecret, clientMetadataUrl, scopes } = parsed.data;
+  if (clientSecret !== undefined && clientId === undefined) {
+    fail('"auth" has a "clientSecret" but no "clientId": give the id of the client the secret ' +
+      'belongs to, or remove the secret');
+  }
+  if (clientMetadataUrl !== undefined && !isMetadataDocumentUrl(clientMetadataUrl)) {
+    fail('"auth.clientMetadataUrl" must be an https:// address with a path (the client ' +
+      `metadata document), got ${JSON.stringify(clientMetadataUrl)}`);
+  }
+  const credentials = enabled
+    ? expandAll(
+        {
+          ...(clientId === undefined ? {} : { clientId }),
+          ...(clientSecret === undefined ? {} : { clientSecret }),
+        },
+        'auth',
+        (variable) => env[variable],
+        fail,
+      )
+    : {};
+  return {
+    type: 'oauth',
+    ...credentials,
+    ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
+    ...(scopes === undefined ? {} : { scopes }),
+  };
+}
+
+function isMetadataDocumentUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' && url.pathname !== '/';
+  } catch {
+    return false;
+  }
 }
 
 function expandAll(

@@ -3,6 +3,7 @@ import {
   causeChain,
   errnoCode,
   errorMessage,
+  findError,
   linkAbortSignal,
   raceAbort,
   throwIfAborted,
@@ -10,7 +11,11 @@ import {
 } from '@claw/core';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   ElicitRequestSchema,
@@ -28,19 +33,30 @@ import {
   type Resource,
   type Tool as RemoteTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { maxTimerMs, type McpServerConfig } from './config.js';
+import { McpAuthStore } from './auth-store.js';
+import { isAuthorizationHeader, maxTimerMs, type McpServerConfig } from './config.js';
 import {
   defaultElicitationTimeoutMs,
   elicitationRequestHandler,
   type McpElicitationHandler,
 } from './elicitation.js';
 import {
+  loginCommand,
   McpAuthError,
+  McpAuthStoreError,
+  McpLoginError,
+  McpNeedsLoginError,
   McpRequestError,
   McpStartError,
   McpTimeoutError,
   McpUnavailableError,
 } from './errors.js';
+import {
+  ClawOAuthProvider,
+  defaultAuthorizationTimeoutMs,
+  type McpOAuthOptions,
+  type PendingAuthorization,
+} from './oauth-provider.js';
 import { listAllPages } from './pages.js';
 import { workspaceRoot, type McpRoot } from './roots.js';
 import type { SetTimer } from './timers.js';
@@ -49,7 +65,8 @@ import { createTransport, type OpenTransport } from './transports.js';
 /**
  * Where a server is: `idle` (not started yet), `starting`, `ready`, `reconnecting` (it dropped;
  * claw tries again with backoff), `failed` (it did not start, or could not be reconnected),
- * `disabled` (`"enabled": false`) or `closed`.
+ * `needs_login` (it wants an OAuth login and claw may not ask here: its error names
+ * `claw mcp login <name>`), `disabled` (`"enabled": false`) or `closed`.
  */
 export type McpServerState =
   | 'idle'
@@ -57,6 +74,7 @@ export type McpServerState =
   | 'ready'
   | 'reconnecting'
   | 'failed'
+  | 'needs_login'
   | 'disabled'
   | 'closed';
 
@@ -111,6 +129,10 @@ export interface McpConnectionOptions {
   elicitation?: McpElicitationHandler;
   /** How long a request for input waits before claw declines it (default 5 minutes). */
   elicitationTimeoutMs?: number;
+  /** OAuth for a `url` server (MCP-8): whether the user may be asked, where tokens are kept. */
+  oauth?: McpOAuthOptions;
+  /** Where tokens are kept (one store for all servers of an `McpServers`; default: a new one). */
+  authStore?: McpAuthStore;
 }
 
 /** One connection to a server, as long as it lasts. */
@@ -162,11 +184,15 @@ export class McpConnection {
   /** Requests for input (elicitation) not answered yet; calls that ran out of time meanwhile. */
   private asking = 0;
   private readonly afterAsking = new Set<() => void>();
+  /** OAuth (MCP-8), for a `url` server that is configured for it or may turn out to use it. */
+  private readonly oauth: ClawOAuthProvider | undefined;
+  private failure: Error | undefined;
 
   constructor(options: McpConnectionOptions) {
     this.options = options;
     this.config = options.config;
     this.currentState = options.config.enabled ? 'idle' : 'disabled';
+    this.oauth = createOAuthProvider(options);
   }
 
   get name(): string {
@@ -180,6 +206,21 @@ export class McpConnection {
   /** The last error: why it failed, dropped, or why the last reconnect attempt did not work. */
   get lastError(): string | undefined {
     return this.error;
+  }
+
+  /** Why it did not start or was given up on (`failed`, `needs_login`), as an error. */
+  get lastFailure(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Logins (OAuth) finished by this connection: the user came back from the browser. */
+  get logins(): number {
+    return this.oauth?.logins ?? 0;
+  }
+
+  /** Answers from the browser refused because their `state` was not one claw was waiting for. */
+  get refusedLoginAnswers(): number {
+    return this.oauth?.refusedAnswers ?? 0;
   }
 
   /** Reconnect attempts made since the server dropped (0 when it is not reconnecting). */
@@ -312,6 +353,7 @@ export class McpConnection {
     }
     // Starts under way end (and close what they made) once they see the abort.
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.oauth?.close();
   }
 
   private async firstStart(): Promise<void> {
@@ -321,6 +363,12 @@ export class McpConnection {
     } catch (error) {
       if (this.currentState === 'closed') return;
       this.error = errorMessage(error);
+      this.failure = error instanceof Error ? error : new Error(this.error);
+      if (error instanceof McpNeedsLoginError) {
+        this.setState('needs_login');
+        this.warn('mcp_server_needs_login', `${this.error} (claw goes on without its tools)`);
+        return;
+      }
       this.setState('failed');
       this.warn('mcp_server_skipped', `${this.error} (claw goes on without this server's tools)`);
     }
@@ -328,12 +376,31 @@ export class McpConnection {
 
   /** A new connection, initialized and with its tools (and prompts) listed. */
   private open(): Promise<Live> {
-    const opening = this.openConnection();
+    const opening = this.openAuthorized();
     this.track(opening);
     return opening;
   }
 
-  private async openConnection(): Promise<Live> {
+  /**
+   * Opens a connection; when the server wants a login and the user may be asked (interactive
+   * OAuth), has them log in and opens it once more. A second demand is a failure, not a loop.
+   */
+  private async openAuthorized(): Promise<Live> {
+    await this.oauth?.prepare();
+    try {
+      return await this.openConnection(false);
+    } catch (error) {
+      if (!(error instanceof LoginWanted)) throw error;
+      try {
+        await this.logIn(error.pending, error.transport, this.lifetime.signal);
+      } catch (failure) {
+        throw this.lifetime.signal.aborted ? abortReason(this.lifetime.signal) : failure;
+      }
+      return await this.openConnection(true);
+    }
+  }
+
+  private async openConnection(loggedIn: boolean): Promise<Live> {
     const { config } = this;
     const startup = new AbortController();
     const cancelTimer = this.options.setTimer(() => startup.abort(new McpTimeoutError(
@@ -352,7 +419,7 @@ export class McpConnection {
     };
     const live: Live = {
       client: new Client(this.options.clientInfo, { capabilities }),
-      transport: createTransport(config, this.options.workDir),
+      transport: createTransport(config, this.options.workDir, this.oauth),
       tools: [],
       prompts: [],
       resources: false,
@@ -416,7 +483,9 @@ export class McpConnection {
       return live;
     } catch (error) {
       await this.dispose(live);
-      throw this.startError(error, live, startup.signal);
+      const wanted = this.loginWanted(error, live);
+      if (wanted !== undefined && !loggedIn && !startup.signal.aborted) throw wanted;
+      throw this.startError(error, live, startup.signal, wanted !== undefined);
     } finally {
       cancelTimer();
       link.dispose();
@@ -470,8 +539,16 @@ export class McpConnection {
     } catch (error) {
       if (this.currentState !== 'reconnecting') return;
       this.error = errorMessage(error);
+      if (error instanceof McpNeedsLoginError) {
+        this.failure = error;
+        this.clearLists();
+        this.setState('needs_login');
+        this.warn('mcp_server_needs_login', `${this.error}; its tools are off until then`);
+        return;
+      }
       const { maxAttempts } = this.options.reconnect;
-      if (error instanceof McpAuthError || this.attempt >= maxAttempts) {
+      if (isAuthFailure(error) || this.attempt >= maxAttempts) {
+        this.failure = error instanceof Error ? error : undefined;
         this.giveUp();
         return;
       }
@@ -490,11 +567,15 @@ export class McpConnection {
     );
   }
 
-  private giveUp(): void {
-    const attempts = this.attempt;
+  private clearLists(): void {
     this.remoteTools = [];
     this.remotePrompts = [];
     this.offersResources = false;
+  }
+
+  private giveUp(): void {
+    const attempts = this.attempt;
+    this.clearLists();
     this.setState('failed');
     this.warn(
       'mcp_server_failed',
@@ -607,7 +688,21 @@ export class McpConnection {
       // Abort returns at once, whatever the server does; the SDK tells it asynchronously. The
       // SDK's own timeout is off: claw's timer is the one (it waits while the user is asked).
       const options = { signal: link.signal, timeout: maxTimerMs };
-      return await raceAbort(run(live, options), link.signal);
+      try {
+        return await raceAbort(run(live, options), link.signal);
+      } catch (error) {
+        // The server wants a (new) login, e.g. more scopes for this call (step-up): where the
+        // user may be asked, they log in and the call is made once more.
+        const wanted = this.loginWanted(error, live);
+        if (wanted === undefined) throw error;
+        const resume = this.askingStarted();
+        try {
+          await this.logIn(wanted.pending, wanted.transport, link.signal);
+        } finally {
+          resume();
+        }
+        return await raceAbort(run(live, options), link.signal);
+      }
     } catch (error) {
       if (context.signal?.aborted === true) throw abortReason(context.signal);
       if (timeout.signal.aborted) throw abortReason(timeout.signal);
@@ -662,8 +757,8 @@ export class McpConnection {
   }
 
   private callError(live: Live, error: unknown, what: string, ms: number): Error {
-    const status = authStatus(error);
-    if (status !== undefined) return new McpAuthError(this.name, status, error);
+    const auth = this.authError(error, 'call');
+    if (auth !== undefined) return auth;
     if (isConnectionLost(error, live)) {
       this.lost(live, error);
       return new McpUnavailableError(
@@ -710,6 +805,12 @@ export class McpConnection {
         );
       case 'closed':
         return new McpUnavailableError('the MCP connections were closed', name);
+      case 'needs_login':
+        return new McpUnavailableError(
+          `MCP server "${name}" is not available: ${this.error ?? 'it needs a login'}. Go on ` +
+          'without it; the user can log in from a terminal',
+          name,
+        );
       case 'disabled':
         return new McpUnavailableError(
           `MCP server "${name}" is disabled in ${this.options.file}`,
@@ -725,11 +826,25 @@ export class McpConnection {
     }
   }
 
-  private startError(error: unknown, live: Live, startup: AbortSignal): Error {
+  private startError(
+    error: unknown,
+    live: Live,
+    startup: AbortSignal,
+    loginWantedAgain = false,
+  ): Error {
     if (this.lifetime.signal.aborted) return abortReason(this.lifetime.signal);
     if (startup.aborted) return abortReason(startup);
-    const status = authStatus(error);
-    if (status !== undefined) return new McpAuthError(this.name, status, error);
+    if (loginWantedAgain) {
+      return new McpLoginError(
+        `MCP server "${this.name}" asked for a login again right after claw logged in (the ` +
+        'account may lack the access it asks for); run ' +
+        `\`${loginCommand(this.name)}\` to log in with one that has it`,
+        this.name,
+        error,
+      );
+    }
+    const auth = this.authError(error, 'start');
+    if (auth !== undefined) return auth;
     const { config } = this;
     const reason = this.lostReason(live, error);
     if (config.transport === 'stdio') {
@@ -749,6 +864,74 @@ export class McpConnection {
       this.name,
       error,
     );
+  }
+
+  /**
+   * The server wants a login that the user may give here (interactive OAuth): the SDK started an
+   * authorization (`redirectToAuthorization`) and turned the request down with
+   * `UnauthorizedError`.
+   */
+  private loginWanted(error: unknown, live: Live): LoginWanted | undefined {
+    const { transport } = live.transport;
+    if (this.oauth === undefined || !(transport instanceof StreamableHTTPClientTransport)) {
+      return undefined;
+    }
+    if (findError(error, UnauthorizedError) === undefined) return undefined;
+    const pending = this.oauth.takePending();
+    return pending === undefined ? undefined : new LoginWanted(pending, transport);
+  }
+
+  /** Has the user log in (see `ClawOAuthProvider.finishAuthorization`). */
+  private async logIn(
+    pending: PendingAuthorization,
+    transport: StreamableHTTPClientTransport,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const oauth = this.options.oauth ?? {};
+    await this.oauth?.finishAuthorization(pending, transport, {
+      openUrl: oauth.openUrl,
+      timeoutMs: oauth.authorizationTimeoutMs ?? defaultAuthorizationTimeoutMs,
+      setTimer: this.options.setTimer,
+      signal,
+    });
+  }
+
+  /** The error for a refusal or a login problem, in claw's words; undefined for other errors. */
+  private authError(error: unknown, during: 'start' | 'call'): Error | undefined {
+    const needsLogin = findError(error, McpNeedsLoginError);
+    if (needsLogin !== undefined) {
+      return during === 'start'
+        ? needsLogin
+        : new McpNeedsLoginError(this.name, { expired: needsLogin.expired, during, cause: error });
+    }
+    const known = findError(error, McpLoginError) ?? findError(error, McpAuthError) ??
+      findError(error, McpAuthStoreError);
+    if (known !== undefined) return known;
+    const status = authStatus(error);
+    if (status !== undefined) {
+      return new McpAuthError(this.name, status, error, { oauth: this.oauth?.usesOAuth === true });
+    }
+    const mismatch = resourceMismatch(error);
+    if (mismatch !== undefined) {
+      return new McpLoginError(
+        `MCP server "${this.name}" says in its OAuth metadata that it is ${mismatch}, not the ` +
+        '"url" claw reaches it at: claw does not log in to it (its token would be one for ' +
+        `another server). Check the "url" of "${this.name}" in ${this.options.file}`,
+        this.name,
+        error,
+      );
+    }
+    const refused = findError(error, OAuthError);
+    if (refused !== undefined) {
+      return new McpLoginError(
+        `logging in to MCP server "${this.name}" did not succeed: the authorization server ` +
+        `answered ${refused.errorCode}${refused.message === '' ? '' : ` (${refused.message})`}; ` +
+        `run \`${loginCommand(this.name)}\` to log in again`,
+        this.name,
+        error,
+      );
+    }
+    return undefined;
   }
 
   /** Why a connection ended or could not be made, in words (with a stdio server's stderr). */
@@ -821,6 +1004,54 @@ function reportProgress(
   } catch {
     // A listener's failure is not the call's.
   }
+}
+
+/** The server wants a login the user may give here; what finishes it. */
+class LoginWanted extends Error {
+  constructor(
+    readonly pending: PendingAuthorization,
+    readonly transport: StreamableHTTPClientTransport,
+  ) {
+    super('the MCP server wants a login');
+  }
+}
+
+/**
+ * The OAuth provider of a `url` server: one configured with `"auth"`, or one without its own
+ * `Authorization` header (it may turn out to use OAuth: a 401 and OAuth metadata say so).
+ */
+function createOAuthProvider(options: McpConnectionOptions): ClawOAuthProvider | undefined {
+  const { config } = options;
+  if (config.transport !== 'http' || !config.enabled) return undefined;
+  if (config.auth === undefined && Object.keys(config.headers).some(isAuthorizationHeader)) {
+    return undefined;
+  }
+  const oauth = options.oauth ?? {};
+  return new ClawOAuthProvider({
+    server: config.name,
+    serverUrl: config.url,
+    config: config.auth,
+    store: options.authStore ?? new McpAuthStore({ file: oauth.authFile }),
+    clientInfo: options.clientInfo,
+    interactive: oauth.interactive === true,
+    freshLogin: oauth.freshLogin === true,
+    now: oauth.now ?? Date.now,
+  });
+}
+
+/** The resource the metadata names when it is not the server's URL (the SDK refuses it). */
+function resourceMismatch(error: unknown): string | undefined {
+  for (const current of causeChain(error)) {
+    if (!(current instanceof Error)) continue;
+    const match = /^Protected resource (\S+) does not match expected /.exec(current.message);
+    if (match !== null) return match[1];
+  }
+  return undefined;
+}
+
+function isAuthFailure(error: unknown): boolean {
+  return error instanceof McpAuthError || error instanceof McpLoginError ||
+    error instanceof McpAuthStoreError;
 }
 
 /** 401 or 403 when the server refused claw's credentials. */

@@ -1,4 +1,11 @@
 export {
+  authKey,
+  McpAuthStore,
+  mcpAuthFile,
+  mcpAuthFileName,
+  type McpAuthEntry,
+} from './auth-store.js';
+export {
   defaultCallTimeoutMs,
   defaultStartupTimeoutMs,
   loadMcpConfig,
@@ -7,6 +14,7 @@ export {
   type LoadMcpConfigOptions,
   type McpConfig,
   type McpHttpServerConfig,
+  type McpOAuthConfig,
   type McpServerConfig,
   type McpStdioServerConfig,
 } from './config.js';
@@ -30,8 +38,12 @@ export {
   type McpElicitationSchema,
 } from './elicitation.js';
 export {
+  loginCommand,
   McpAuthError,
+  McpAuthStoreError,
   McpConfigError,
+  McpLoginError,
+  McpNeedsLoginError,
   McpRequestError,
   McpServerError,
   McpStartError,
@@ -45,7 +57,22 @@ export {
   type McpServersOptions,
   type OpenMcpServersOptions,
 } from './manager.js';
+export {
+  loginMcpServer,
+  logoutMcpServer,
+  type McpLoginOptions,
+  type McpLoginResult,
+  type McpLogoutOptions,
+  type McpLogoutResult,
+} from './login.js';
 export { assignToolNames, maxToolNameLength, sanitizeNamePart, type RemoteToolName } from './names.js';
+export {
+  ClawOAuthProvider,
+  defaultAuthorizationTimeoutMs,
+  type ClawOAuthProviderOptions,
+  type McpOAuthOptions,
+  type PendingAuthorization,
+} from './oauth-provider.js';
 export { maxListPages } from './pages.js';
 export { workspaceRoot, type McpRoot } from './roots.js';
 export { defaultSetTimer, type SetTimer } from './timers.js';

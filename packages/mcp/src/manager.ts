@@ -6,6 +6,7 @@ import {
   type ToolDefinition,
 } from '@claw/core';
 import packageJson from '../package.json' with { type: 'json' };
+import { McpAuthStore, mcpAuthFile } from './auth-store.js';
 import { loadMcpConfig, type McpConfig } from './config.js';
 import {
   McpConnection,
@@ -16,6 +17,7 @@ import {
 } from './connection.js';
 import type { McpElicitationHandler } from './elicitation.js';
 import { assignToolNames } from './names.js';
+import type { McpOAuthOptions } from './oauth-provider.js';
 import { workspaceRoot, type McpRoot } from './roots.js';
 import { defaultSetTimer, type SetTimer } from './timers.js';
 import { connectionTools } from './tools.js';
@@ -51,6 +53,13 @@ export interface McpServersOptions {
    * (default 5 minutes; apps pass their approval timeout).
    */
   elicitationTimeoutMs?: number;
+  /**
+   * OAuth for `url` servers (MCP-8): where tokens are kept (`authFile`; `openMcpServers` finds
+   * it from the environment) and whether the user may be asked to log in (`interactive`, with
+   * `openUrl`). Default: not interactive, so a server that wants a login is `needs_login`, with
+   * an error naming `claw mcp login <name>`; nothing opens a browser.
+   */
+  oauth?: McpOAuthOptions;
 }
 
 /** One server as `claw mcp list` shows it. */
@@ -91,6 +100,8 @@ export class McpServers {
     this.maxOutputBytes = options.maxOutputBytes ?? defaultMaxOutputBytes;
     const reconnect = { ...defaultReconnectPolicy, ...options.reconnect };
     const onWarning = options.onWarning ?? (() => undefined);
+    // One store for every server: its writes are made one after the other.
+    const authStore = new McpAuthStore({ file: options.oauth?.authFile });
     this.connections = options.config.servers.map((config) => new McpConnection({
       config,
       workDir: options.workDir,
@@ -111,6 +122,8 @@ export class McpServers {
       ...(options.elicitationTimeoutMs === undefined
         ? {}
         : { elicitationTimeoutMs: options.elicitationTimeoutMs }),
+      ...(options.oauth === undefined ? {} : { oauth: options.oauth }),
+      authStore,
     }));
   }
 
@@ -188,6 +201,11 @@ export class McpServers {
     });
   }
 
+  /** The connection of the server of that name, if it is configured. */
+  connection(name: string): McpConnection | undefined {
+    return this.connections.find((connection) => connection.name === name);
+  }
+
   /** Calls `listener` whenever tools or states change; returns the function that stops it. */
   onChange(listener: () => void): () => void {
     return this.listeners.add(listener);
@@ -221,14 +239,17 @@ export class McpServers {
 }
 
 export interface OpenMcpServersOptions extends Omit<McpServersOptions, 'config'> {
-  /** Where `${VAR}` in the configuration is looked up. */
+  /**
+   * Where `${VAR}` in the configuration is looked up, and where OAuth tokens are kept
+   * (`XDG_STATE_HOME`, `HOME`: see `mcpAuthFile`) unless `oauth.authFile` says.
+   */
   env: Readonly<Record<string, string | undefined>>;
   signal?: AbortSignal;
 }
 
 /**
  * The MCP servers of a workspace from its `.claw/mcp.json`, not started yet; `undefined` when the
- * file does not exist.
+ * file does not exist. OAuth tokens are kept in the user's `mcp-auth.json` (`mcpAuthFile`).
  *
  * @throws McpConfigError when the file cannot be used (see `parseMcpConfig`).
  */
@@ -241,5 +262,11 @@ export async function openMcpServers(
     env,
     ...(signal === undefined ? {} : { signal }),
   });
-  return config === undefined ? undefined : new McpServers({ ...rest, config });
+  if (config === undefined) return undefined;
+  const authFile = options.oauth?.authFile ?? mcpAuthFile(env);
+  return new McpServers({
+    ...rest,
+    config,
+    oauth: { ...options.oauth, ...(authFile === undefined ? {} : { authFile }) },
+  });
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpServerConfig } from './config.js';
@@ -27,12 +28,18 @@ export interface OpenTransport {
 /**
  * The SDK transport for a server: stdio (the child runs in the workspace with the SDK's minimal
  * environment plus the configured `env`; its stderr is kept, not shown) or Streamable HTTP with
- * the configured headers.
+ * the configured headers, and with `authProvider` (OAuth, MCP-8) when given: the SDK then sends
+ * its access token, and logs in or refreshes through it when the server answers 401.
  */
-export function createTransport(config: McpServerConfig, workDir: string): OpenTransport {
+export function createTransport(
+  config: McpServerConfig,
+  workDir: string,
+  authProvider?: OAuthClientProvider,
+): OpenTransport {
   if (config.transport === 'http') {
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       requestInit: { headers: { ...config.headers } },
+      ...(authProvider === undefined ? {} : { authProvider }),
     });
     return {
       transport,

@@ -167,6 +167,60 @@ describe('parseMcpConfig (MCP-1)', () => {
   });
 });
 
+describe('"auth" (MCP-8)', () => {
+  it('"oauth", or an object with a configured client whose id and secret take ${VAR}', () => {
+    const [plain, configured] = parse({
+      plain: { url: 'https://example.com/mcp', auth: 'oauth' },
+      configured: {
+        url: 'https://example.com/other',
+        headers: { 'X-Team': 'a' },
+        auth: {
+          type: 'oauth',
+          clientId: 'claw-${TEAM}',
+          clientSecret: '${CLIENT_SECRET}',
+          clientMetadataUrl: 'https://example.com/claw.json',
+          scopes: ['read', 'write:all'],
+        },
+      },
+    }, { TEAM: 'a', CLIENT_SECRET: 's3cret' }).servers;
+    expect(plain).toMatchObject({ transport: 'http', auth: { type: 'oauth' } });
+    expect(configured).toMatchObject({
+      headers: { 'X-Team': 'a' },
+      auth: {
+        type: 'oauth',
+        clientId: 'claw-a',
+        clientSecret: 's3cret',
+        clientMetadataUrl: 'https://example.com/claw.json',
+        scopes: ['read', 'write:all'],
+      },
+    });
+    // Without "auth" there is none (claw may still find that the server uses OAuth).
+    expect(parse({ r: { url: 'https://example.com/mcp' } }).servers[0]).not.toHaveProperty('auth');
+  });
+
+  it('refuses what cannot work, saying what to write', () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [{ command: 'x', auth: 'oauth' }, /"auth" is for a "url": a command gets its credentials from "env"/],
+      [{ url: 'https://e.com/mcp', auth: 'basic' }, /"auth" is not valid \(auth: .*\); write "auth": "oauth", or "auth": \{"type": "oauth"/],
+      [{ url: 'https://e.com/mcp', auth: { type: 'oauth', client: 'x' } }, /"auth" is not valid \(auth: Unrecognized key: "client"/],
+      [{ url: 'https://e.com/mcp', auth: { type: 'oauth', clientSecret: 'x' } }, /"auth" has a "clientSecret" but no "clientId"/],
+      [{ url: 'https://e.com/mcp', auth: { type: 'oauth', scopes: ['read write'] } }, /auth\.scopes\.0: a scope is one word/],
+      [{ url: 'https://e.com/mcp', auth: { type: 'oauth', clientMetadataUrl: 'http://e.com/c.json' } }, /"auth\.clientMetadataUrl" must be an https:\/\/ address with a path/],
+      [{ url: 'https://e.com/mcp', auth: 'oauth', headers: { authorization: 'Bearer x' } }, /has both "auth" and an "Authorization" header/],
+      [{ url: 'https://e.com/mcp', auth: { type: 'oauth', clientId: 'c', clientSecret: '${SECRET}' } }, /auth\.clientSecret uses \$\{SECRET\}, but the environment variable SECRET is not set/],
+    ];
+    for (const [server, message] of cases) {
+      const error = failure(() => parse({ s: server }));
+      expect(error.message).toMatch(message);
+      expect(error.server).toBe('s');
+      expect(isUserError(error)).toBe(true);
+    }
+    // A disabled server's variables need not be set.
+    expect(parse({ s: { url: 'https://e.com/mcp', enabled: false, auth: { type: 'oauth', clientId: '${ID}' } } }).servers[0])
+      .toMatchObject({ enabled: false, auth: { type: 'oauth' } });
+  });
+});
+
 describe('loadMcpConfig', () => {
   it('no file: no MCP servers and no error', async () => {
     const workDir = await tempDir();

@@ -4,9 +4,16 @@
 // names the scenario in MCP_CONFORMANCE_SCENARIO; every scenario gets the same client: connect,
 // list the tools, call each with arguments made from its schema, close. A request for input
 // (elicitation) is accepted with nothing entered, so every field takes its default (SEP-1034).
+// In the OAuth scenarios (auth/*) the server is configured as a user would for one that logs in
+// with OAuth ("auth": {"type": "oauth", ...}: a client metadata document URL, or the client the
+// suite registered beforehand, given in MCP_CONFORMANCE_CONTEXT), and the login is interactive:
+// the "browser" is fetch, which follows the authorization server's redirect back to claw's
+// listener on 127.0.0.1 as a user's browser would. Tokens go to a file in a temporary folder.
 // Exits 1 when the server is not ready or a call fails (and says so in the file named by
 // CLAW_CONFORMANCE_CLIENT_RESULT, when set).
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { McpServers, parseMcpConfig } from '@claw/mcp';
 
 const url = process.argv[2];
@@ -15,11 +22,23 @@ if (url === undefined) {
   process.exit(2);
 }
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? 'unknown';
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+const oauth = scenario.startsWith('auth/');
 
-const config = parseMcpConfig(JSON.stringify({ mcpServers: { conformance: { url } } }), {
-  file: 'conformance client',
-  env: {},
-});
+/** The suite's client metadata document URL: its authorization server takes it as a client id. */
+const clientMetadataUrl = 'https://conformance-test.local/client-metadata.json';
+
+const auth = {
+  type: 'oauth',
+  clientMetadataUrl,
+  ...(context.client_id === undefined ? {} : { clientId: context.client_id }),
+  ...(context.client_secret === undefined ? {} : { clientSecret: context.client_secret }),
+};
+const config = parseMcpConfig(
+  JSON.stringify({ mcpServers: { conformance: { url, ...(oauth ? { auth } : {}) } } }),
+  { file: 'conformance client', env: {} },
+);
+const stateFolder = mkdtempSync(path.join(os.tmpdir(), 'claw-conformance-auth-'));
 const servers = new McpServers({
   config,
   workDir: process.cwd(),
@@ -27,6 +46,15 @@ const servers = new McpServers({
   elicitation: async (request) => {
     console.log(`elicitation: ${request.message}`);
     return { action: 'accept', content: {} };
+  },
+  oauth: {
+    interactive: true,
+    authFile: path.join(stateFolder, 'mcp-auth.json'),
+    openUrl: async (page) => {
+      console.log(`login page: ${page.origin}${page.pathname}`);
+      const response = await fetch(page);
+      await response.body?.cancel();
+    },
   },
 });
 
@@ -85,6 +113,7 @@ try {
   }
 } finally {
   await servers.close();
+  rmSync(stateFolder, { recursive: true, force: true });
 }
 // For conformance.test.ts, which judges the scenario with it (the suite only says whether the
 // client exited 0 together with the checks).
