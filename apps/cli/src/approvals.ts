@@ -4,8 +4,15 @@ import {
   reasonShowsChars,
   type ApprovalHandler,
   type ApprovalPrompt,
+  type ElicitationPrompt,
 } from '@claw/approval';
-import type { ApprovalDecision } from '@claw/core';
+import {
+  abortReason,
+  errorMessage,
+  type ApprovalDecision,
+  type ElicitationAnswer,
+} from '@claw/core';
+import { TerminalForm } from './elicitation-form.js';
 import { describeToolCall, parseArgumentObject } from './format.js';
 import type { Style } from './style.js';
 import { visible } from './terminal-text.js';
@@ -15,6 +22,16 @@ export interface TerminalApprovalsOptions {
   ask(prompt: ApprovalPrompt): void | Promise<void>;
   /** Called for every request as it arrives (e.g. to send an `approval_request` event). */
   announce?(prompt: ApprovalPrompt): void | Promise<void>;
+  /**
+   * Shows a request for input of an MCP server (MCP-7): its opening question, then what `fill`
+   * returns. Without it requests for input are declined (nobody can be asked here).
+   */
+  askInput?(text: (style: Style) => string): void | Promise<void>;
+}
+
+interface FormWait {
+  form: TerminalForm;
+  settle: (outcome: { answer: ElicitationAnswer } | { error: unknown }) => void;
 }
 
 /**
@@ -28,6 +45,9 @@ export class TerminalApprovals implements ApprovalHandler {
   private readonly options: TerminalApprovalsOptions;
   /** The request whose question is on screen. */
   private asked: string | undefined;
+  /** Requests for input, oldest first; the first is on screen when `formShown`. */
+  private readonly forms: FormWait[] = [];
+  private formShown = false;
 
   constructor(options: TerminalApprovalsOptions) {
     this.options = options;
@@ -59,14 +79,80 @@ export class TerminalApprovals implements ApprovalHandler {
     }
   }
 
-  /** Ends every wait (Ctrl-C): each `approve` rejects. */
+  /**
+   * Asks the user to fill in an MCP server's form (MCP-7): shown once no approval question is on
+   * screen, answered line by line through `fill`. Declined at once when this terminal has no way
+   * to ask (`askInput`). An abort (answered elsewhere, no answer in time) takes it off screen.
+   */
+  elicit(prompt: ElicitationPrompt, signal: AbortSignal): Promise<ElicitationAnswer> {
+    if (this.options.askInput === undefined) return Promise.resolve({ action: 'decline' });
+    if (signal.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<ElicitationAnswer>((resolve, reject) => {
+      const onAbort = (): void => {
+        // Said before anything asked next, so that the next line is not taken for its answer.
+        if (this.form === wait.form) {
+          const why = visible(errorMessage(signal.reason));
+          void Promise.resolve(this.options.askInput?.((style) =>
+            `${style.dim(`the request for input is no longer asked (${why})`)}\n`,
+          )).catch(() => undefined);
+        }
+        wait.settle({ error: abortReason(signal) });
+      };
+      const wait: FormWait = {
+        form: new TerminalForm(prompt),
+        settle: (outcome) => {
+          const index = this.forms.indexOf(wait);
+          if (index < 0) return;
+          this.forms.splice(index, 1);
+          signal.removeEventListener('abort', onAbort);
+          if (index === 0 && this.formShown) this.formShown = false;
+          if ('answer' in outcome) resolve(outcome.answer);
+          else if (outcome.error instanceof Error) reject(outcome.error);
+          else reject(new Error(errorMessage(outcome.error)));
+          this.askNext();
+        },
+      };
+      this.forms.push(wait);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.askNext();
+    });
+  }
+
+  /** The form on screen, if one is waiting for its next line. */
+  get form(): TerminalForm | undefined {
+    return this.formShown ? this.forms[0]?.form : undefined;
+  }
+
+  /**
+   * Gives the form on screen a typed line; returns what to show next (the next field, why the
+   * line was not taken, or what was sent), or `undefined` when no form is on screen (any more).
+   */
+  async fill(line: string, style: Style): Promise<string | undefined> {
+    const wait = this.formShown ? this.forms[0] : undefined;
+    if (wait === undefined) return undefined;
+    const step = await wait.form.take(line, style, async (content) => {
+      // Loaded when a form is answered, not at start-up (the MCP SDK's validator).
+      const { validateElicitationContent } = await import('@claw/mcp');
+      return validateElicitationContent(
+        wait.form.prompt.requestedSchema as Parameters<typeof validateElicitationContent>[0],
+        content,
+      );
+    });
+    if (this.forms[0] !== wait) return undefined;
+    if ('answer' in step) wait.settle({ answer: step.answer });
+    return step.text;
+  }
+
+  /** Ends every wait (Ctrl-C): each `approve` and `elicit` rejects. */
   cancelAll(reason?: unknown): void {
     this.pending.cancelAll(reason);
+    const error = reason ?? new Error('the request for input was canceled');
+    for (const wait of [...this.forms]) wait.settle({ error });
   }
 
   private async onRequest(prompt: ApprovalPrompt): Promise<void> {
     await this.options.announce?.(prompt);
-    if (this.asked !== undefined) return;
+    if (this.asked !== undefined || this.formShown) return;
     this.asked = prompt.requestId;
     await this.options.ask(prompt);
   }
@@ -74,11 +160,24 @@ export class TerminalApprovals implements ApprovalHandler {
   private askNext(): void {
     if (this.asked !== undefined && this.pending.pending().includes(this.asked)) return;
     this.asked = undefined;
+    if (this.formShown) return;
     const next = this.pending.pendingPrompts()[0];
-    if (next === undefined) return;
+    if (next === undefined) {
+      this.showForm();
+      return;
+    }
     this.asked = next.requestId;
     // A question that cannot be shown cannot be answered: fail the waits rather than hang.
     Promise.resolve(this.options.ask(next)).catch((error: unknown) => this.cancelAll(error));
+  }
+
+  /** Shows the oldest request for input, when nothing else is on screen. */
+  private showForm(): void {
+    const wait = this.forms[0];
+    if (wait === undefined || this.options.askInput === undefined || this.formShown) return;
+    this.formShown = true;
+    Promise.resolve(this.options.askInput((style) => wait.form.opening(style)))
+      .catch((error: unknown) => wait.settle({ error }));
   }
 }
 
@@ -225,5 +324,16 @@ export function unattendedDenial(prompt: ApprovalPrompt, mode: 'ask' | 'allow' |
   return (
     `denied ${call}: it needs approval and there is no terminal to ask on. Use ` +
     '--approval allow to allow such calls, or run claw on a terminal.'
+  );
+}
+
+/** Why a run with nobody to ask declined an MCP server's request for input (MCP-7), for stderr. */
+export function unattendedInputDecline(server: string, terminal: boolean): string {
+  return (
+    `declined the request for input of MCP server ${JSON.stringify(server)}: ` +
+    (terminal
+      ? 'this run reads no answers from the terminal (--approval is not ask). Run claw with ' +
+      '--approval ask to answer it.'
+      : 'there is no terminal to ask on. Run claw on a terminal to answer it.')
   );
 }

@@ -1,7 +1,12 @@
-import { UnattendedApprovals, type ApprovalHandler, type ApprovalPrompt } from '@claw/approval';
+import {
+  UnattendedApprovals,
+  type ApprovalHandler,
+  type ApprovalPrompt,
+  type ElicitationPrompt,
+} from '@claw/approval';
 import { streamTask } from '@claw/channel';
 import type { TaskTally } from '@claw/channel/protocol';
-import { isUserError } from '@claw/core';
+import { isUserError, type ElicitationAnswer } from '@claw/core';
 import {
   SessionLifecycle,
   type ApprovalMode,
@@ -16,6 +21,7 @@ import {
   decisionText,
   parseApprovalAnswer,
   unattendedDenial,
+  unattendedInputDecline,
 } from './approvals.js';
 import type { OutputFormat } from './args.js';
 import { exitStatus, statusForSignal } from './exit-status.js';
@@ -211,9 +217,18 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
     explain: (prompt) => stderr.line(style.dim(`claw: ${unattendedDenial(prompt, mode)}`)),
   });
   const terminalInput = options.terminalInput;
+  // Nobody to ask for what an MCP server wants (MCP-7): declined, with a note.
+  const declineInput = async (prompt: ElicitationPrompt): Promise<ElicitationAnswer> => {
+    const why = unattendedInputDecline(prompt.server, terminalInput !== undefined);
+    await stderr.line(style.dim(`claw: ${why}`));
+    return { action: 'decline' };
+  };
   if (terminalInput === undefined || mode !== 'ask') {
     return {
-      handler: unattended,
+      handler: {
+        approve: (prompt, signal) => unattended.approve(prompt, signal),
+        elicit: (prompt) => declineInput(prompt),
+      },
       listen: () => undefined,
       cancelAll: () => undefined,
       asked: () => undefined,
@@ -224,12 +239,18 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
       await stderr.endLine();
       await stderr.write(approvalQuestion(prompt, style));
     },
+    askInput: async (text) => {
+      await stderr.endLine();
+      await stderr.write(text(style));
+    },
   });
   let inputEnded = false;
   return {
     handler: {
       approve: (prompt, signal) =>
         inputEnded ? unattended.approve(prompt, signal) : approvals.approve(prompt, signal),
+      elicit: (prompt, signal) =>
+        inputEnded ? declineInput(prompt) : approvals.elicit(prompt, signal),
     },
     cancelAll: (reason) => approvals.cancelAll(reason),
     asked: () => approvals.current,
@@ -252,6 +273,12 @@ function oneShotApprovals(options: OneShotOptions): OneShotApprovals {
 function answerLine(entry: InputEntry, approvals: TerminalApprovals, stderr: Output, style: Style) {
   const write = (text: string): void => void stderr.write(text).catch(() => undefined);
   const line = entry.text;
+  if (approvals.current === undefined && approvals.form !== undefined) {
+    void approvals.fill(line, style).then((next) => {
+      if (next !== undefined) write(next);
+    });
+    return;
+  }
   if (approvals.current === undefined) {
     if (line.trim() !== '') write(`${style.dim(taskRunningNotice)}\n`);
     return;

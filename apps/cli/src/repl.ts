@@ -31,6 +31,7 @@ Anything else starts a task. End a line with \\ to go on on the next one. Pasted
 task, whatever its lines: press Enter to send it. Ctrl-C clears what you are typing; with
 nothing typed it quits. While a task runs:
   y / a / n   answer an approval question: allow once, allow for this session, deny
+  f / d / c   answer an MCP server's request for input: fill in its form, decline, cancel
   Ctrl-C      cancel the task (and its question)`;
 
 export const taskRunningNotice = 'a task is running; wait, or press Ctrl-C to cancel it';
@@ -138,6 +139,12 @@ export class Repl {
         return;
       }
       this.answer(line);
+      return;
+    }
+    if (this.options.approvals.form !== undefined) {
+      // A field of an MCP server's form (MCP-7): pasted text is a fine value.
+      const next = await this.options.approvals.fill(line, this.options.style);
+      if (next !== undefined) this.write(next);
       return;
     }
     if (this.active !== undefined) {

@@ -84,6 +84,10 @@ export class TerminalSession {
         await output.endLine();
         await output.write(approvalQuestion(prompt, style));
       },
+      askInput: async (text) => {
+        await output.endLine();
+        await output.write(text(style));
+      },
     });
     const reporter = createTextReporter({
       answer: output,
@@ -93,6 +97,7 @@ export class TerminalSession {
       afterActivity: async () => {
         const asked = approvals.current;
         if (asked !== undefined) await output.write(approvalReminder(asked, style));
+        else if (approvals.form !== undefined) await output.write(approvals.form.current(style));
       },
     });
     // Opened as every client opens its session (LIFE-1): here, local only, and let go when the

@@ -2,6 +2,8 @@ import {
   abortReason,
   approvalDecisions,
   type ApprovalDecision,
+  type ElicitationAnswer,
+  type ElicitationSchema,
   type RiskLevel,
 } from '@claw/core';
 import { ApprovalError } from './errors.js';
@@ -22,6 +24,20 @@ export interface ApprovalPrompt {
   toolCallId?: string;
 }
 
+/** A request for input from an MCP server (MCP-7), as whoever answers approvals is asked it. */
+export interface ElicitationPrompt {
+  /** Unique per question; the answer is matched to it. */
+  requestId: string;
+  sessionId: string;
+  /** The MCP server that asks, as named in its configuration. */
+  server: string;
+  /** What the server tells the user it wants. */
+  message: string;
+  /** The form to fill in: a flat object of strings, numbers, integers, booleans and enums. */
+  requestedSchema: ElicitationSchema;
+  workDir: string;
+}
+
 /**
  * Gets the user's decision for one prompt (APR-5). `approve` only waits: it never reads input
  * itself (whoever owns the input hands the answer over, see `PendingApprovals`). When `signal`
@@ -29,6 +45,15 @@ export interface ApprovalPrompt {
  */
 export interface ApprovalHandler {
   approve(prompt: ApprovalPrompt, signal: AbortSignal): Promise<ApprovalAnswer>;
+  /**
+   * Asks the user to fill in a form an MCP server sent during a call (MCP-7); the same person
+   * who answers approvals answers these. Optional: a handler without it is not asked (another
+   * client of the session may answer; with nobody, claw declines). The answer's content is
+   * checked against the form before it is sent; `decline` is the answer of a handler that has
+   * nobody to ask. When `signal` aborts (answered elsewhere, timed out, withdrawn) it rejects
+   * with the signal's reason and leaves nothing behind.
+   */
+  elicit?(prompt: ElicitationPrompt, signal: AbortSignal): Promise<ElicitationAnswer>;
 }
 
 /**

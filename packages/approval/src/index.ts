@@ -38,6 +38,7 @@ export {
   type ApprovalAnswer,
   type ApprovalHandler,
   type ApprovalPrompt,
+  type ElicitationPrompt,
 } from './handler.js';
 export { PendingApprovals, type PendingApprovalsOptions } from './pending-approvals.js';
 export { UnattendedApprovals, type UnattendedApprovalsOptions } from './unattended.js';

@@ -1,5 +1,5 @@
 import { ApprovalNotPendingError } from '@claw/approval';
-import { KeyedThrottle, type ApprovalDecision } from '@claw/core';
+import { KeyedThrottle, type ApprovalDecision, type ElicitationAction } from '@claw/core';
 import {
   CursorExpiredError,
   SessionBusyError,
@@ -91,6 +91,9 @@ export class ChannelSession {
       state: view.state,
       last_seq: view.seq,
       pending_approvals: view.pendingApprovals,
+      ...(view.pendingElicitations === undefined || view.pendingElicitations.length === 0
+        ? {}
+        : { pending_elicitations: view.pendingElicitations }),
       role,
       workdir: this.runtime.workDir,
       ...(view.instructions === undefined || view.instructions.length === 0
@@ -246,6 +249,46 @@ export class ChannelSession {
     } catch (error) {
       if (error instanceof ApprovalNotPendingError) throw notPending(error.message);
       throw this.failure(error);
+    }
+  }
+
+  /**
+   * Answers an MCP server's request for input (MCP-7); the first answer wins.
+   *
+   * @throws ChannelError `elicitation_not_pending` (also for an observer's answer, and where the
+   *   session runs on another instance); `invalid_elicitation_answer` when the content does not
+   *   fit the form (the request stays waiting).
+   */
+  async answerElicitation(
+    requestId: string,
+    answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
+    by: string,
+  ): Promise<void> {
+    this.requireLive();
+    const notPending = (why: string): ChannelError =>
+      new ChannelError(why, { code: 'elicitation_not_pending', sessionId: this.id, requestId });
+    if (this.currentRole !== 'controller') {
+      throw notPending(
+        `this connection watches session ${JSON.stringify(this.id)} as an observer and cannot ` +
+        'answer its requests for input; open it as a controller to answer',
+      );
+    }
+    if (this.runtime.respondElicitation === undefined) {
+      throw notPending(
+        `session ${JSON.stringify(this.id)} runs on another instance, whose clients answer its ` +
+        'requests for input',
+      );
+    }
+    try {
+      this.runtime.respondElicitation(requestId, answer, by);
+    } catch (error) {
+      const failure = toChannelError(error, this.id);
+      throw new ChannelError(failure.message, {
+        code: failure.code,
+        sessionId: this.id,
+        requestId,
+        cause: error,
+      });
     }
   }
 

@@ -315,6 +315,16 @@ export class ChannelConnection {
         await this.sessionFor(message.session_id)
           .answer(message.request_id, message.decision, this.name);
         return;
+      case 'elicitation_response':
+        await this.sessionFor(message.session_id).answerElicitation(
+          message.request_id,
+          {
+            action: message.action,
+            ...(message.content === undefined ? {} : { content: message.content }),
+          },
+          this.name,
+        );
+        return;
       case 'close':
         await this.closeSession(message);
         return;

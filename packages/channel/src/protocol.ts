@@ -3,6 +3,7 @@
 import {
   approvalDecisions,
   compactionReasons,
+  elicitationActions,
   riskLevels,
   sessionRunStates,
   type Message,
@@ -41,6 +42,21 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
     request_id: z.string().min(1),
     decision: z.enum(approvalDecisions),
   }),
+  /**
+   * Answers an MCP server's request for input (MCP-7, an `elicitation_request` event): `accept`
+   * with `content` (the form's fields by name; fields left out get the form's defaults), or
+   * `decline`, or `cancel`. Controllers only; the first answer wins. An `accept` whose content
+   * does not fit the form is refused (`invalid_elicitation_answer`) and may be sent again.
+   */
+  z.object({
+    type: z.literal('elicitation_response'),
+    ...optionalSession,
+    request_id: z.string().min(1),
+    action: z.enum(elicitationActions),
+    content: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+      .optional(),
+  }),
   z.object({ type: z.literal('close'), ...optionalSession, end: z.boolean().optional() }),
   /**
    * Compact the session's conversation now (CMP-5): controllers only, on an idle session.
@@ -77,6 +93,19 @@ export const approvalRequestSchema = z.object({
   risk: z.enum(riskLevels),
   reason: z.string(),
   arguments: z.string(),
+});
+
+export const elicitationRequestSchema = z.object({
+  type: z.literal('elicitation_request'),
+  ...taskFields,
+  request_id: z.string(),
+  server: z.string(),
+  message: z.string(),
+  requested_schema: z.object({
+    type: z.literal('object'),
+    properties: z.record(z.string(), z.record(z.string(), z.unknown())),
+    required: z.array(z.string()).optional(),
+  }),
 });
 
 /** One file of project instructions the model is given (REAL-2), as `session_opened` lists it. */
@@ -120,6 +149,14 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
     ...taskFields,
     request_id: z.string(),
     decision: z.enum(approvalDecisions),
+    by: z.string(),
+  }),
+  elicitationRequestSchema,
+  z.object({
+    type: z.literal('elicitation_resolved'),
+    ...taskFields,
+    request_id: z.string(),
+    action: z.enum(elicitationActions),
     by: z.string(),
   }),
   z.object({
@@ -241,6 +278,8 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
     state: sessionState,
     last_seq: z.number().int().nonnegative(),
     pending_approvals: z.array(approvalRequestSchema),
+    /** The MCP servers' requests for input waiting for an answer (MCP-7); absent: none known. */
+    pending_elicitations: z.array(elicitationRequestSchema).optional(),
     role: z.enum(['controller', 'observer']),
     workdir: z.string(),
     /**

@@ -17,6 +17,30 @@ export type ApprovalDecision = (typeof approvalDecisions)[number];
 export const approvalModes = ['ask', 'allow', 'deny'] as const;
 export type ApprovalMode = (typeof approvalModes)[number];
 
+/** What a user may answer a request for input (MCP-7): fill it in, say no, or dismiss it. */
+export const elicitationActions = ['accept', 'decline', 'cancel'] as const;
+export type ElicitationAction = (typeof elicitationActions)[number];
+
+/**
+ * The form an MCP server asks the user to fill in (MCP-7, `elicitation/create` in form mode): a
+ * flat object whose properties are strings, numbers, integers, booleans or enums, each a JSON
+ * Schema (`type`, `title`, `description`, `default`, `enum`, `minimum`, …) as the server sent it.
+ */
+export interface ElicitationSchema {
+  type: 'object';
+  properties: Record<string, Record<string, unknown>>;
+  required?: string[];
+}
+
+/** What the user entered, by the names of the form's properties. */
+export type ElicitationContent = Record<string, string | number | boolean | string[]>;
+
+/** The user's answer to a request for input: the form filled in, a refusal, or a dismissal. */
+export type ElicitationAnswer =
+  | { action: 'accept'; content: ElicitationContent }
+  | { action: 'decline' }
+  | { action: 'cancel' };
+
 /** What a session is doing (the `state` event, RT-4 snapshots). */
 export const sessionRunStates = ['idle', 'running', 'awaiting_approval'] as const;
 export type SessionRunState = (typeof sessionRunStates)[number];
@@ -83,6 +107,32 @@ export type SessionEventBody =
     request_id: string;
     decision: ApprovalDecision;
     /** Who decided: a client's name, or `"canceled"` when the wait ended without an answer. */
+    by: string;
+  }
+  /**
+   * An MCP server asks the user for input during a task (MCP-7): whoever answers approvals is
+   * asked to fill in `requested_schema` (a channel client answers with `elicitation_response`).
+   */
+  | {
+    type: 'elicitation_request';
+    task_id: string;
+    request_id: string;
+    /** The MCP server that asks, as named in its configuration. */
+    server: string;
+    message: string;
+    requested_schema: ElicitationSchema;
+  }
+  /**
+   * The request for input was answered (what was entered is not recorded) or ended: `by` names
+   * who answered, `"timeout"` when nobody did in time (claw declined), `"canceled"` when the
+   * question was withdrawn (the server canceled it, the task ended), `"nobody"` when there was
+   * nobody to ask (claw declined).
+   */
+  | {
+    type: 'elicitation_resolved';
+    task_id: string;
+    request_id: string;
+    action: ElicitationAction;
     by: string;
   }
   | { type: 'state'; state: SessionRunState; task_id?: string }

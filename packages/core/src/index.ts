@@ -97,6 +97,7 @@ export type {
 export {
   approvalDecisions,
   approvalModes,
+  elicitationActions,
   isTaskEndEvent,
   sessionRunStates,
   taskEndEventTypes,
@@ -105,6 +106,10 @@ export {
   type ApprovalDecision,
   type ApprovalMode,
   type BudgetsLeft,
+  type ElicitationAction,
+  type ElicitationAnswer,
+  type ElicitationContent,
+  type ElicitationSchema,
   type SessionEvent,
   type SessionEventBody,
   type SessionEventFields,

@@ -31,8 +31,9 @@ import { loadInstructions } from './instructions.js';
 import { FirstReplyProvider } from './first-reply.js';
 import type { EventRetention, SubscriberBound } from './event-log.js';
 import { WorkspaceA2a, type A2aOptions } from './a2a.js';
-import { WorkspaceMcp, type McpOptions } from './mcp.js';
+import { ElicitationRoutes, WorkspaceMcp, askSession, type McpOptions } from './mcp.js';
 import { Runtime } from './runtime.js';
+import type { SessionApprovals } from './session-approvals.js';
 import { SessionHost, type SessionContext } from './session-host.js';
 import { commandEnvironment, type Settings } from './settings.js';
 import { checkWorkspaceTrust, userClawFolders, type WorkspaceTrust } from './trust.js';
@@ -173,6 +174,8 @@ export class RuntimeFactory {
   private readonly sessions: SessionSource;
   private readonly workspaces: WorkspaceShared<Workspace>;
   private readonly mcp: WorkspaceMcp;
+  /** Where the workspace's servers' requests for input go (MCP-7). */
+  private readonly inputRoutes = new ElicitationRoutes();
   private readonly a2a: WorkspaceA2a;
   private spawner: Promise<CommandSpawner> | undefined;
   private engineReady: Promise<Engine> | undefined;
@@ -207,7 +210,12 @@ export class RuntimeFactory {
     );
     if (options.spawner !== undefined) this.spawner = Promise.resolve(options.spawner);
     const trusted = async (root: string) => (await this.workspaceTrust(root)).trusted;
-    this.mcp = new WorkspaceMcp(options.mcp ?? {}, options.env ?? {}, trusted);
+    this.mcp = new WorkspaceMcp(
+      options.mcp ?? {},
+      options.env ?? {},
+      trusted,
+      (request, servers) => this.inputRoutes.ask(request, servers),
+    );
     this.a2a = new WorkspaceA2a(options.a2a ?? {}, options.env ?? {}, trusted);
   }
 
@@ -337,13 +345,16 @@ export class RuntimeFactory {
     this.counter += 1;
     const id = options.id ?? `runtime-${this.counter}`;
     const handler = options.approvalHandler;
+    // A runtime without a handler is a client that answers with `respond` (a channel client).
     const removeResponder =
-      handler === undefined ? undefined : host.approvals.addResponder({ name: id, handler });
+      handler === undefined
+        ? host.approvals.addClient()
+        : host.approvals.addResponder({ name: id, handler });
     const runtime: Runtime = new Runtime({
       id,
       host,
       detach: async () => {
-        removeResponder?.();
+        removeResponder();
         await lease.release();
       },
       ...(options.reporter === undefined ? {} : { reporter: options.reporter }),
@@ -432,16 +443,28 @@ export class RuntimeFactory {
   private async sessionMcp(
     workDir: string,
     servers: readonly McpServerConfig[],
+    approvals: () => SessionApprovals | undefined,
   ): Promise<McpServers | undefined> {
     if (servers.length === 0 || this.options.mcp?.enabled === false) return undefined;
-    const { McpServers: Servers } = await import('@claw/mcp');
-    const { onWarning, setTimer, reconnect } = this.options.mcp ?? {};
+    const { McpServers: Servers, mcpAuthFile } = await import('@claw/mcp');
+    const { onWarning, setTimer, reconnect, elicitationTimeoutMs } = this.options.mcp ?? {};
+    // OAuth tokens (MCP-8) where `claw mcp login` keeps them; never a browser from here.
+    const authFile = mcpAuthFile(this.options.env ?? {});
     const made = new Servers({
       config: { file: 'the servers the client gave for this session', servers },
       workDir,
       ...(setTimer === undefined ? {} : { setTimer }),
       ...(reconnect === undefined ? {} : { reconnect }),
       ...(onWarning === undefined ? {} : { onWarning: (warning) => onWarning(warning, workDir) }),
+      ...(authFile === undefined ? {} : { oauth: { authFile } }),
+      // Requests for input go to the session's own questions (MCP-7); none before it is open.
+      elicitation: (request) => {
+        const session = approvals();
+        return session === undefined
+          ? Promise.resolve({ action: 'decline' })
+          : askSession(request, session);
+      },
+      ...(elicitationTimeoutMs === undefined ? {} : { elicitationTimeoutMs }),
     });
     made.start();
     return made;
@@ -521,8 +544,9 @@ export class RuntimeFactory {
   ): Promise<SessionHost> {
     // Before anything is held: a configuration that cannot be used leaves nothing to release.
     const [mcp, a2a] = await Promise.all([this.mcp.servers(workDir), this.a2a.tools(workDir)]);
-    const own = await this.sessionMcp(workDir, mcpServers);
-    const runTools = joinAll([mcp, own, a2a]);
+    // The session's questions, once it is open: its servers' requests for input go there.
+    const made: { host?: SessionHost } = {};
+    const own = await this.sessionMcp(workDir, mcpServers, () => made.host?.approvals);
     // What the model is told about the session's workspace is read while the session opens.
     const context = this.sessionContext(workDir);
     context.catch(() => undefined);
@@ -547,6 +571,13 @@ export class RuntimeFactory {
     }
     const policy = this.policyFor(workDir);
     const { environment, instructions } = sessionContext;
+    // The workspace's servers' requests for input may go to this session (MCP-7).
+    const route = this.inputRoutes.add({
+      approvals: () => made.host?.approvals,
+      workspace: mcp,
+      busy: () => made.host?.activeTask !== undefined,
+    });
+    const runTools = joinAll([route.tools, own, a2a]);
     const host: SessionHost = new SessionHost({
       lease,
       workDir,
@@ -613,11 +644,13 @@ export class RuntimeFactory {
         };
       },
       onReleased: () => {
+        route.remove();
         workspace.release();
         // The session's own servers go with it (the workspace's stay for the factory).
         void own?.close().catch(() => undefined);
       },
     });
+    made.host = host;
     return host;
   }
 }

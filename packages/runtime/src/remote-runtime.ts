@@ -1,6 +1,7 @@
 import {
   errorMessage,
   type ApprovalDecision,
+  type ElicitationAction,
   type SessionEvent,
   type SessionRunState,
   type TaskToolProgress,
@@ -41,6 +42,17 @@ export interface RuntimeHandle {
   cancel(reason?: unknown): void | Promise<void>;
   /** @throws ApprovalNotPendingError when it is not waiting (any more): the first answer won. */
   respond(requestId: string, decision: ApprovalDecision, by?: string): void | Promise<void>;
+  /**
+   * Answers a request for input from an MCP server (MCP-7); absent where it cannot be done (a
+   * session another instance runs: its servers ask the clients of that instance).
+   *
+   * @throws ElicitationAnswerError when it is not waiting (any more) or does not fit the form.
+   */
+  respondElicitation?(
+    requestId: string,
+    answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
+    by?: string,
+  ): void;
   close(options?: { cancel?: boolean }): Promise<void>;
 }
 

@@ -1,6 +1,7 @@
 import type { ApprovalMode } from '@claw/approval';
 import type {
   ApprovalDecision,
+  ElicitationAction,
   Reporter,
   TextFileAccess,
   SessionEvent,
@@ -157,6 +158,22 @@ export class Runtime {
    */
   respond(requestId: string, decision: ApprovalDecision, by?: string): void {
     this.host.approvals.respond(requestId, decision, by ?? this.id);
+  }
+
+  /**
+   * Answers a pending request for input from an MCP server (MCP-7); the first answer wins. An
+   * `accept` is checked against the requested form first. `by` names who answered (default:
+   * this runtime's id).
+   *
+   * @throws ElicitationAnswerError `elicitation_not_pending` when it is not waiting (any more);
+   *   `invalid_elicitation_answer` when the content does not fit the form (it stays waiting).
+   */
+  respondElicitation(
+    requestId: string,
+    answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
+    by?: string,
+  ): void {
+    this.host.approvals.respondElicitation(requestId, answer, by ?? this.id);
   }
 
   /**

@@ -74,6 +74,11 @@ export interface SessionView {
   history: readonly Message[];
   /** The questions waiting for an answer, as their `approval_request` events. */
   pendingApprovals: Array<SessionEventOf<'approval_request'>>;
+  /**
+   * The requests for input from MCP servers waiting for an answer (MCP-7), as their events;
+   * absent where this process cannot know them (a session another instance runs).
+   */
+  pendingElicitations?: Array<SessionEventOf<'elicitation_request'>>;
   /** The running task, if any. */
   task?: { id: string; prompt: string };
   /** The conversation's latest compaction (CMP-4), if any. */
@@ -176,6 +181,8 @@ export class SessionHost {
     });
     this.approvals = new SessionApprovals({
       log: this.events,
+      sessionId: this.sessionId,
+      workDir: this.workDir,
       onChange: (pending) => {
         if (this.active !== undefined) this.setState(pending > 0 ? 'awaiting_approval' : 'running');
       },
@@ -379,6 +386,7 @@ export class SessionHost {
       seq: this.events.assignedSeq,
       history: [...this.session.history()],
       pendingApprovals: this.approvals.pending(),
+      pendingElicitations: this.approvals.pendingElicitations(),
       ...(active === undefined ? {} : { task: { id: active.task.id, prompt: active.prompt } }),
       ...(this.session.compaction() === undefined ? {} : { compaction: this.session.compaction() }),
       instructions: this.context.instructions.files.map((file) => ({

@@ -130,6 +130,11 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'text_completed':
     case 'usage':
       return open;
+    // A request for input lives only as long as the process that asks (its MCP server waits on
+    // it): nothing of it goes on after a restart.
+    case 'elicitation_request':
+    case 'elicitation_resolved':
+      return open;
     default: {
       // Every type is named above: a new one fails to compile here instead of closing the task.
       // One written by a newer claw (read from its file) leaves the task as it is.

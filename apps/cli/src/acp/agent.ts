@@ -384,6 +384,16 @@ export class ClawAcpAgent {
         await this.sessions.get(sessionId)?.allowed?.(call.id).catch(() => undefined);
         return outcome.optionId === 'allow_always' ? 'allow_session' : 'allow_once';
       },
+      // ACP has no stable way to ask the editor's user to fill in a form (its `elicitation/create`
+      // is still unstable in the SDK): an MCP server's request for input (MCP-7) is declined at
+      // once, and the note says so, rather than left to run out of time.
+      elicit: async (prompt) => {
+        this.options.note(
+          `claw: declined the request for input of MCP server ${JSON.stringify(prompt.server)}: ` +
+          'the editor (ACP) cannot be asked to fill in a form',
+        );
+        return { action: 'decline' };
+      },
     };
   }
 

@@ -34,6 +34,8 @@ export function waitingSinceAfter(
     case 'tool_result':
     case 'approval_request':
     case 'approval_resolved':
+    case 'elicitation_request':
+    case 'elicitation_resolved':
     case 'state':
       return since;
   }

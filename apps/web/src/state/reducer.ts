@@ -104,6 +104,8 @@ function reduceEvent(state: ConsoleState, event: ServerEvent, receivedAt: number
     case 'tool_result':
     case 'approval_request':
     case 'approval_resolved':
+    case 'elicitation_request':
+    case 'elicitation_resolved':
     case 'state':
     case 'model_retry':
     case 'context_compacted':

@@ -89,6 +89,24 @@ export function applySessionEvent(
         answering: undefined,
         error: undefined,
       }));
+    case 'elicitation_request':
+      // An MCP server's request for input (MCP-7): shown; the form is answered where claw runs
+      // (its terminal) or by a client that can fill it in, else declined when its time is up.
+      return push(endStream(endThinking(next)), {
+        kind: 'notice',
+        key,
+        tone: 'warning',
+        text: sentence(
+          `MCP server ${JSON.stringify(event.server)} asks for input: ${event.message}`,
+        ),
+      });
+    case 'elicitation_resolved':
+      return push(next, {
+        kind: 'notice',
+        key,
+        tone: 'info',
+        text: sentence(`the request for input was ${elicitationOutcome(event.action, event.by)}`),
+      });
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
     case 'context_compacted':
@@ -398,4 +416,13 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
   };
   for (const request of view.openPending) next = addApproval(next, request);
   return next;
+}
+
+/** How a request for input ended, in words. */
+function elicitationOutcome(action: 'accept' | 'decline' | 'cancel', by: string): string {
+  if (by === 'timeout') return 'declined: nobody answered in time';
+  if (by === 'nobody') return 'declined: nobody could be asked';
+  if (by === 'canceled') return 'withdrawn';
+  const verb = action === 'accept' ? 'answered' : action === 'decline' ? 'declined' : 'dismissed';
+  return `${verb} by ${by}`;
 }
