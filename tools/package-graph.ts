@@ -1,6 +1,7 @@
 // Checks the workspace's package graph and packaging rules (DESIGN.md): dependencies point only
-// downwards, there are no cycles, every package declares what its source imports, publishable
-// packages are ESM with an exports map and `sideEffects: false`, and apps stay private.
+// downwards, there are no cycles, every package declares what its source imports, libraries are
+// ESM with an exports map and `sideEffects: false`, the published apps are bundled commands, and
+// the other apps stay private.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -52,6 +53,13 @@ export const defaultLayers: Readonly<Record<string, number>> = {
   '@claw/eval': 6,
   '@claw/bench': 6,
 };
+
+/**
+ * The apps published as commands (DIST-1): bundled (`tools/app-bundle.ts`), so what their source
+ * imports is a build-time devDependency and nothing of the workspace is installed beside them.
+ * The other apps (the web console, which claw-server carries, and the benchmarks) stay private.
+ */
+export const publishedApps: ReadonlySet<string> = new Set(['@claw/cli', '@claw/server', '@claw/eval']);
 
 const dependencyFields = [
   'dependencies',
@@ -137,10 +145,12 @@ export function checkPackageGraph(
     }
     const declared = new Set(declaredDependencies(pkg.manifest));
     const runtime = new Set(Object.keys(dependencyMap(pkg.manifest.dependencies)));
+    // A published app bundles what its source imports: a devDependency is what it needs.
+    const shipped = publishedApps.has(pkg.name) ? declared : runtime;
     for (const imported of pkg.sourceImports) {
       if (imported === pkg.name) continue;
       // What src/ imports ships with the package: a devDependency would be missing when installed.
-      if (!runtime.has(imported)) {
+      if (!shipped.has(imported)) {
         violations.push({
           package: pkg.name,
           rule: 'undeclared-import',
@@ -174,22 +184,48 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Packaging rules for one package; apps and benchmarks (private) only need to be ESM. */
+/**
+ * Packaging rules for one package: libraries as DESIGN.md says; published apps (`publishedApps`)
+ * with a `bin`, `files` and `engines.node` and no workspace package among their `dependencies`
+ * (they are bundled); the other apps (private) only need to be ESM.
+ */
 export function checkPackaging(pkg: WorkspacePackage): GraphViolation[] {
   const problems: string[] = [];
   const { manifest } = pkg;
   if (manifest.type !== 'module') problems.push('"type" must be "module" (ESM only)');
   const isApp = pkg.dir.startsWith('apps/') || pkg.dir === 'eval' || pkg.dir === 'bench';
-  if (isApp !== (manifest.private === true)) {
+  const isPublishedApp = isApp && publishedApps.has(pkg.name);
+  if ((isApp && !isPublishedApp) !== (manifest.private === true)) {
     return [
       {
         package: pkg.name,
         rule: 'privacy',
-        message: isApp
-          ? `${pkg.name} is an app and must be "private": true`
-          : `${pkg.name} is a library and must not be private`,
+        message: !isApp
+          ? `${pkg.name} is a library and must not be private`
+          : isPublishedApp
+            ? `${pkg.name} is a published app and must not be private`
+            : `${pkg.name} is an app and must be "private": true`,
       },
     ];
+  }
+  if (isPublishedApp) {
+    if (!isRecord(manifest.bin) || Object.keys(manifest.bin).length === 0) {
+      problems.push('"bin" must name its command');
+    }
+    if (!Array.isArray(manifest.files) || !manifest.files.includes('dist')) {
+      problems.push('"files" must list "dist"');
+    }
+    const engines = manifest.engines;
+    if (!isRecord(engines) || typeof engines.node !== 'string') {
+      problems.push('"engines.node" must be set');
+    }
+    const bundled = Object.keys(dependencyMap(manifest.dependencies))
+      .filter((name) => name.startsWith('@claw/'));
+    if (bundled.length > 0) {
+      problems.push(
+        `it is bundled: list ${bundled.join(', ')} under "devDependencies", not "dependencies"`,
+      );
+    }
   }
   if (!isApp) {
     if (manifest.sideEffects !== false) problems.push('"sideEffects" must be false');
@@ -233,26 +269,29 @@ export function checkPackaging(pkg: WorkspacePackage): GraphViolation[] {
   }));
 }
 
-/** The fixed version group in `.changeset/config.json` must be exactly the libraries. */
+/**
+ * The fixed version group in `.changeset/config.json` must be exactly the published packages:
+ * the libraries and the published apps.
+ */
 export function checkVersionGroup(
   packages: readonly WorkspacePackage[],
   changesetConfig: unknown,
 ): GraphViolation[] {
-  const libraries = packages.filter((pkg) => pkg.manifest.private !== true).map((pkg) => pkg.name);
+  const published = packages.filter((pkg) => pkg.manifest.private !== true).map((pkg) => pkg.name);
   const fixed = isRecord(changesetConfig) ? changesetConfig.fixed : undefined;
   const onlyGroup = Array.isArray(fixed) && fixed.length === 1 ? (fixed[0] as unknown) : undefined;
   const group: unknown[] = Array.isArray(onlyGroup) ? onlyGroup : [];
-  const missing = libraries.filter((name) => !group.includes(name));
-  const extra = group.filter((name) => !libraries.includes(String(name)));
+  const missing = published.filter((name) => !group.includes(name));
+  const extra = group.filter((name) => !published.includes(String(name)));
   if (missing.length === 0 && extra.length === 0) return [];
   return [
     {
       package: '.changeset/config.json',
       rule: 'version-group',
       message:
-        'the one fixed version group must list exactly the libraries' +
+        'the one fixed version group must list exactly the published packages' +
         (missing.length > 0 ? `; missing: ${missing.join(', ')}` : '') +
-        (extra.length > 0 ? `; not libraries: ${extra.map(String).join(', ')}` : ''),
+        (extra.length > 0 ? `; not published: ${extra.map(String).join(', ')}` : ''),
     },
   ];
 }

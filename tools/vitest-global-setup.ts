@@ -1,7 +1,8 @@
-// Vitest global setup: builds the apps (`claw`, `claw-server`, the web console) and every package
-// they import before the tests run, because their end-to-end tests spawn the built apps
-// (dist/main.js), which load the packages' builds, not their sources, and the server serves the
-// console's build. turbo caches, so this is quick when nothing changed.
+// Vitest global setup: builds the apps (`claw`, `claw-server`, the web console, `claw-eval`), the
+// examples and every package they import before the tests run, because their end-to-end tests
+// spawn the built apps (dist/main.js) and examples, which load the packages' builds, not their
+// sources, the server serves the console's build, and the packed-package test packs them all.
+// turbo caches, so this is quick when nothing changed.
 import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,8 @@ const turboArgs = [
   '--filter=@claw/cli...',
   '--filter=@claw/server...',
   '--filter=@claw/web...',
+  '--filter=@claw/eval...',
+  '--filter=@claw/examples...',
   '--output-logs=errors-only',
 ];
 

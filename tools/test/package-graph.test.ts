@@ -33,6 +33,28 @@ function library(name: string, dependencies: string[] = [], extra: object = {}):
   };
 }
 
+function appPackage(name: string, dir: string): WorkspacePackage & { manifest: Record<string, unknown> } {
+  return { name, dir, sourceImports: [], manifest: { name, type: 'module', private: true } };
+}
+
+/** `@claw/cli` as published: bundled, so its workspace packages are devDependencies. */
+function publishedApp(extra: object = {}): WorkspacePackage {
+  return {
+    name: '@claw/cli',
+    dir: 'apps/cli',
+    sourceImports: ['@claw/core'],
+    manifest: {
+      name: '@claw/cli',
+      type: 'module',
+      bin: { claw: './dist/main.js' },
+      files: ['dist'],
+      engines: { node: '>=20' },
+      devDependencies: { '@claw/core': 'workspace:^' },
+      ...extra,
+    },
+  };
+}
+
 describe('the real workspace', () => {
   it('has only downward edges, no cycles, declared imports, and well-formed packages', async () => {
     const packages = await readWorkspacePackages(root);
@@ -174,14 +196,54 @@ describe('checkPackaging', () => {
     expect(rulesOf(pkg)).toEqual(['@claw/core: export "." must list "types" first, then "import"']);
   });
 
-  it('requires apps to be private and libraries public', () => {
-    const app: WorkspacePackage = { name: '@claw/cli', dir: 'apps/cli', sourceImports: [], manifest: { name: '@claw/cli', type: 'module' } };
-    expect(checkPackaging(app).map((violation) => violation.rule)).toEqual(['privacy']);
+  it('requires the unpublished apps to be private and libraries and published apps public', () => {
+    const web: WorkspacePackage = { name: '@claw/web', dir: 'apps/web', sourceImports: [], manifest: { name: '@claw/web', type: 'module' } };
+    expect(checkPackaging(web).map((violation) => violation.rule)).toEqual(['privacy']);
     expect(checkPackaging(library('@claw/core', [], { private: true })).map((violation) => violation.rule)).toEqual(['privacy']);
+    expect(rulesOf(publishedApp({ private: true }))).toEqual(['@claw/cli is a published app and must not be private']);
+  });
+
+  it('accepts a published app that bundles the workspace (DIST-1)', () => {
+    expect(rulesOf(publishedApp())).toEqual([]);
+  });
+
+  it('fails a published app without a command, files or engines', () => {
+    expect(rulesOf(publishedApp({ bin: undefined, files: undefined, engines: undefined }))).toEqual([
+      '@claw/cli: "bin" must name its command',
+      '@claw/cli: "files" must list "dist"',
+      '@claw/cli: "engines.node" must be set',
+    ]);
+  });
+
+  it('fails a published app that would install workspace packages beside itself', () => {
+    expect(rulesOf(publishedApp({ dependencies: { '@claw/core': 'workspace:^', ws: '^8.0.0' } }))).toEqual([
+      '@claw/cli: it is bundled: list @claw/core under "devDependencies", not "dependencies"',
+    ]);
+  });
+});
+
+describe('checkPackageGraph on published apps', () => {
+  it('lets a published app import what it lists as a devDependency (it is bundled), and no other app', () => {
+    const cli = { ...appPackage('@claw/cli', 'apps/cli'), sourceImports: ['@claw/core'] };
+    cli.manifest.devDependencies = { '@claw/core': 'workspace:^' };
+    expect(checkPackageGraph([library('@claw/core'), cli])).toEqual([]);
+    const bench = { ...appPackage('@claw/bench', 'bench'), sourceImports: ['@claw/core'] };
+    bench.manifest.devDependencies = { '@claw/core': 'workspace:^' };
+    expect(checkPackageGraph([library('@claw/core'), bench])).toEqual([
+      expect.objectContaining({ package: '@claw/bench', rule: 'undeclared-import' }),
+    ]);
   });
 });
 
 describe('checkVersionGroup', () => {
+  it('fails when a published app is missing from the fixed group, or a private one is in it', () => {
+    const web = appPackage('@claw/web', 'apps/web');
+    const violations = checkVersionGroup([library('@claw/core'), publishedApp(), web], {
+      fixed: [['@claw/core', '@claw/web']],
+    });
+    expect(violations[0]?.message).toContain('missing: @claw/cli; not published: @claw/web');
+  });
+
   it('fails when a library is missing from the fixed group', () => {
     const violations = checkVersionGroup([library('@claw/core'), library('@claw/engine')], {
       fixed: [['@claw/core']],

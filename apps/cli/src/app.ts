@@ -26,7 +26,7 @@ import { visible } from './terminal-text.js';
 import { instructionsLines } from './instructions.js';
 import { statusLines } from './status.js';
 
-export { runMcpList } from './mcp.js';
+export { runMcp } from './mcp.js';
 export { runSessionList } from './session.js';
 export { runTrust } from './trust.js';
 

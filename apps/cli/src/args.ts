@@ -36,8 +36,18 @@ export type Command =
   | { kind: 'repl'; options: RunOptions }
   | { kind: 'prompt'; prompt: string; options: RunOptions }
   | { kind: 'demo'; options: RunOptions }
-  /** `claw mcp list`: the workspace's MCP servers, their state and tools. */
-  | { kind: 'mcp-list'; workdir: string | undefined; trustWorkspace: boolean }
+  /**
+   * `claw mcp list`: the workspace's MCP servers, their state and tools; `claw mcp login <name>`
+   * and `claw mcp logout <name>`: log in to a `url` server with OAuth, or remove its token.
+   */
+  | {
+    kind: 'mcp';
+    action: 'list' | 'login' | 'logout';
+    /** The server (login, logout). */
+    server?: string;
+    workdir: string | undefined;
+    trustWorkspace: boolean;
+  }
   /** `claw trust`: trust the workspace's own settings, take the trust back, or list (TRUST-3). */
   | { kind: 'trust'; workdir: string | undefined; action: 'trust' | 'revoke' | 'list' }
   /** `claw sessions`: the workspace's saved sessions (CLI-7). */
@@ -64,7 +74,8 @@ const seeHelp = 'run `claw --help` to see the options';
 
 /**
  * Reads the command line (CLI-6): `claw [options]`, `claw -p <text>`, `claw demo`,
- * `claw mcp list [--workdir <dir>]`, `claw sessions [--workdir <dir>]`, `--version`, `--help`.
+ * `claw mcp list|login <name>|logout <name> [--workdir <dir>]`, `claw sessions [--workdir <dir>]`,
+ * `--version`, `--help`.
  *
  * @throws UsageError for an unknown option or command, a missing value, a value that is not one
  *   of the allowed ones, or a number flag that is not a whole number in range.
@@ -167,22 +178,40 @@ function readAcpCommand(
   return { kind: 'acp', overrides: readSettingFlags(values) };
 }
 
-/** `claw mcp list [--workdir <dir>]`: no other subcommand, no other option. */
+const mcpSubcommands = '`claw mcp list` shows the MCP servers of the workspace, ' +
+  '`claw mcp login <name>` logs in to one (OAuth), `claw mcp logout <name>` removes its token';
+
+/**
+ * `claw mcp list [--workdir <dir>]`, `claw mcp login <name> [--workdir <dir>]`,
+ * `claw mcp logout <name> [--workdir <dir>]` (each with --trust-workspace): no other option.
+ */
 function readMcpCommand(
   rest: readonly string[],
   values: Record<string, string | boolean | undefined>,
 ): Command {
   const [subcommand, ...extra] = rest;
-  if (subcommand !== 'list') {
-    throw new UsageError(
-      subcommand === undefined
-        ? '`claw mcp` needs a subcommand: `claw mcp list` shows the MCP servers of the workspace'
-        : `unknown subcommand "mcp ${subcommand}": the only one is \`claw mcp list\`; ${seeHelp}`,
-    );
-  }
   const trustWorkspace = values['trust-workspace'] === true;
   const others = { ...values, 'trust-workspace': undefined };
-  return { kind: 'mcp-list', workdir: onlyWorkdir('claw mcp list', extra, others), trustWorkspace };
+  if (subcommand === 'list') {
+    const workdir = onlyWorkdir('claw mcp list', extra, others);
+    return { kind: 'mcp', action: 'list', workdir, trustWorkspace };
+  }
+  if (subcommand === 'login' || subcommand === 'logout') {
+    const [server, ...more] = extra;
+    if (server === undefined || server.trim() === '') {
+      throw new UsageError(
+        `\`claw mcp ${subcommand}\` needs the name of a server in .claw/mcp.json, e.g. ` +
+        `claw mcp ${subcommand} github (\`claw mcp list\` shows them)`,
+      );
+    }
+    const workdir = onlyWorkdir(`claw mcp ${subcommand} ${server}`, more, others);
+    return { kind: 'mcp', action: subcommand, server, workdir, trustWorkspace };
+  }
+  throw new UsageError(
+    subcommand === undefined
+      ? `\`claw mcp\` needs a subcommand: ${mcpSubcommands}`
+      : `unknown subcommand "mcp ${subcommand}": ${mcpSubcommands}; ${seeHelp}`,
+  );
 }
 
 /** `claw trust [--workdir <dir>] [--revoke | --list]`. */

@@ -53,7 +53,7 @@ export async function runCli(io: CliIo): Promise<number> {
       case 'repl':
       case 'prompt':
       case 'demo':
-      case 'mcp-list':
+      case 'mcp':
       case 'sessions':
       case 'trust':
       case 'acp':
@@ -64,10 +64,10 @@ export async function runCli(io: CliIo): Promise<number> {
     return reportFailure(error, new Output(io.stderr), style);
   }
   // A bundle of its own in dist/ (see tsup.config.ts): it gets the parsed command, plain data.
-  const { runAcp, runInWorkspace, runMcpList, runSessionList, runTrust } = await import('./app.js');
+  const { runAcp, runInWorkspace, runMcp, runSessionList, runTrust } = await import('./app.js');
   if (command.kind === 'acp') return runAcp(command, io);
   if (command.kind === 'trust') return runTrust(command, io);
-  if (command.kind === 'mcp-list') return runMcpList(command, io);
+  if (command.kind === 'mcp') return runMcp(command, io);
   if (command.kind === 'sessions') return runSessionList(command, io);
   return runInWorkspace(command, io);
 }

@@ -15,7 +15,19 @@ Usage:
   claw sessions [--workdir <dir>] the workspace's saved sessions, most recent first: id, last
                                   activity, messages, tokens (resume one with --session <id>)
   claw mcp list [--workdir <dir>] the workspace's MCP servers (.claw/mcp.json): each one's
-                                  state, tools and last error; exit 1 when one failed
+                                  state, tools and last error; exit 1 when one failed or
+                                  needs a login
+  claw mcp login <name>           log in to a url server with OAuth: claw opens the login page
+                                  in your browser (BROWSER, else xdg-open or open; the URL is
+                                  printed too) and waits up to 5 minutes for the browser to
+                                  come back to it on 127.0.0.1. The token is kept in
+                                  $XDG_STATE_HOME/claw/mcp-auth.json (default
+                                  ~/.local/state/claw; only you can read it), never in the
+                                  workspace, and refreshed by itself. The REPL, -p and
+                                  claw-server never open a browser: a server that needs a
+                                  login is skipped with this command in the warning
+  claw mcp logout <name>          remove the token claw keeps for that server (both take
+                                  --workdir <dir>)
   claw trust [--workdir <dir>]    trust the workspace's own settings (.claw/config.json,
                                   mcp.json, a2a.json) as they are now; shows what they do.
                                   --revoke takes the trust back, --list lists trusted folders
@@ -85,6 +97,10 @@ Environment:
   NO_COLOR           set to turn colours off (they are only used on a terminal)
   XDG_CONFIG_HOME    where the user's claw folder is (default ~/.config): claw/AGENTS.md,
                      claw/config.json (your settings), claw/trusted.json (trusted workspaces)
+  XDG_STATE_HOME     where claw keeps MCP login tokens (default ~/.local/state):
+                     claw/mcp-auth.json
+  BROWSER            the program claw mcp login opens the login page with, the URL its only
+                     argument (default: xdg-open; open on macOS)
 
 In the REPL:
   /help /clear /exit   help, forget the conversation, quit (Ctrl-D quits too)
@@ -120,7 +136,14 @@ Files, in <workdir>/.claw/:
                      ("env" for a command, "headers" for a url; \${VAR} from the environment;
                      "risk": safe|mutating|dangerous (default dangerous: asks), per tool in
                      "tools": {"<tool>": {"risk": ...}}; "enabled", "startupTimeoutMs",
-                     "callTimeoutMs"). A server that fails is skipped with a warning
+                     "callTimeoutMs"). A server that fails is skipped with a warning.
+                     "auth": "oauth" on a url server: log in with OAuth (claw mcp login
+                     <name>); claw registers itself, or give the client you registered:
+                     "auth": {"type": "oauth", "clientId": "...", "clientSecret":
+                     "\${SECRET}", "scopes": ["..."]} ("clientMetadataUrl": an https
+                     client metadata document, where the server takes those). A url
+                     server without "auth" that answers 401 and publishes OAuth metadata
+                     is logged in to the same way
 
 Examples:
   claw                                      REPL in the current folder
@@ -131,6 +154,7 @@ Examples:
   claw --workdir ~/project --session refactor
   claw demo --approval allow                the whole loop, unattended, no key
   claw mcp list                             are the MCP servers up, which tools do they give
+  claw mcp login github                     log in to the server "github" of .claw/mcp.json
   claw trust --workdir ~/project            use the project's own .claw settings from now on
   OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5-coder claw
 `;

@@ -314,10 +314,16 @@ async function workspaceRoots(
   return { roots };
 }
 
-/** The web console's build, next to this app's (the web app of the same checkout). */
+/**
+ * The web console's build: the copy inside this app's build (dist/console/, what the installed
+ * package has), else the web app's of the same checkout (running from source).
+ */
 function consoleFiles(): { consoleDir?: string } {
-  const dir = fileURLToPath(new URL('../../web/dist/', import.meta.url));
-  return existsSync(path.join(dir, 'index.html')) ? { consoleDir: dir } : {};
+  for (const location of ['./console/', '../../web/dist/']) {
+    const dir = fileURLToPath(new URL(location, import.meta.url));
+    if (existsSync(path.join(dir, 'index.html'))) return { consoleDir: dir };
+  }
+  return {};
 }
 
 function listenError(error: unknown, options: ServeOptions): unknown {
