@@ -151,6 +151,20 @@ export interface HarnessFaults {
    * that it was left out) is dropped from every request, as a view that forgets it would.
    */
   dropSummary?: boolean;
+  /**
+   * Each model call's end reaches the engine this many milliseconds late, as an engine that
+   * sleeps or blocks that long per turn would: time the metrics count as the engine's overhead
+   * (it is no scripted wait), after the first token (so ttfb is as before). The regression the
+   * latency gate must catch (PERF-6).
+   */
+  slowTurnMs?: number;
+  /**
+   * The machine runs this many times slower: at the end of each model call the run waits
+   * (factor − 1) × the CPU time the process used since the previous call ended (or the run
+   * began), as a busy machine would stretch it. Given to the calibration as well, it is what the
+   * latency gate must not mistake for a regression (PERF-6).
+   */
+  slowMachine?: number;
 }
 
 export interface FileExpectation {
@@ -482,6 +496,8 @@ const caseSchema = z
         driftingSystemPrompt: z.boolean().optional(),
         echoReasoning: z.boolean().optional(),
         dropSummary: z.boolean().optional(),
+        slowTurnMs: z.number().min(0).max(10_000).optional(),
+        slowMachine: z.number().min(1).max(100).optional(),
       })
       .strict()
       .optional(),

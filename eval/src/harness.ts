@@ -31,6 +31,7 @@ import { createScriptedModel, withRequestFaults, type ScriptedModel } from './mo
 import type { ApprovalRecord, CompactionRecord, RunRecord, TimelineEvent } from './run-record.js';
 import { fillRound, parseArguments, type Round } from './script.js';
 import { scriptedTools } from './scripted-tools.js';
+import { withSlowTurns } from './slow-faults.js';
 import { InMemoryTracing, ensureContextPropagation, evalSpanName } from './tracing.js';
 import {
   makeRunFolders,
@@ -238,7 +239,8 @@ export async function runCase(
       ? new DroppingSessions(new WorkspaceSessions())
       : undefined;
     const given = model?.provider ?? options.provider;
-    const provider = given === undefined ? undefined : withRequestFaults(given, faults);
+    const slow = given === undefined ? undefined : withSlowTurns(given, faults);
+    const provider = slow === undefined ? undefined : withRequestFaults(slow.provider, faults);
     factory = new RuntimeFactory({
       settings,
       env: {},
@@ -283,6 +285,7 @@ export async function runCase(
     const events = watchCompactionEvents(runtime, record);
     let result;
     try {
+      slow?.begin();
       task = context.with(trace.setSpan(context.active(), evalSpan), () =>
         (runtime as Runtime).start(evalCase.prompt, reporter),
       );

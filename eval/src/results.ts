@@ -2,12 +2,16 @@ import { compactionReasons, messageSchema } from '@claw/core';
 import { z } from 'zod';
 import { scorerNames } from './case.js';
 import type { RunRecord } from './run-record.js';
+import { spreadOf } from './calibration.js';
 import { systemOf } from './scorers/requests.js';
 import type { CaseResult, SampleResult, SuiteResult } from './suite.js';
 import { diffSnapshots } from './workspace.js';
 
-/** The version of the results.json format; raised on every incompatible change. */
-export const resultsSchemaVersion = 1;
+/**
+ * The version of the results.json format; raised on every incompatible change (2: the gate
+ * compares latency with a calibration measured in the same run, PERF-6).
+ */
+export const resultsSchemaVersion = 2;
 
 const verdictSchema = z.enum(['pass', 'fail', 'error']);
 const nullableNumber = z.number().nullable();
@@ -167,6 +171,17 @@ const caseSchema = z.object({
     countsStable: z.boolean(),
     ttfbMs: quantileSchema,
     overheadMs: quantileSchema,
+    /**
+     * The calibration runs made before this case's runs (those that passed): their overhead and
+     * ttfb (ms), and the yardstick, the mean overhead of these and of the neighbouring cases' runs.
+     */
+    calibration: z.object({
+      overheadMs: z.array(z.number()),
+      ttfbMs: z.array(z.number()),
+      unitMs: nullableNumber,
+    }).optional(),
+    /** Overhead p50/p95 as multiples of the yardstick (what the gate compares). */
+    overheadRatio: quantileSchema.optional(),
   }),
   /** Real-model runs: how many trials passed, pass@1 and pass^k (k = trials). */
   real: z.object({
@@ -180,8 +195,24 @@ const caseSchema = z.object({
 
 export const gateProblemSchema = z.object({
   case: z.string(),
-  check: z.enum(['verdict', 'missing', 'unknown', 'counts', 'unstable', 'overhead', 'ttfb', 'empty']),
+  check: z.enum([
+    'verdict', 'missing', 'unknown', 'counts', 'unstable', 'overhead', 'ttfb', 'empty', 'calibration',
+  ]),
   message: z.string(),
+});
+
+const spreadSchema = z.object({ p50: nullableNumber, p95: nullableNumber, max: nullableNumber });
+
+/**
+ * The machine's noise during the run, as the calibration runs measured it (PERF-6): the spread of
+ * their overhead and ttfb, and how much slower than the baseline's calibration they ran.
+ */
+export const noiseSchema = z.object({
+  runs: z.number().int(),
+  overheadMs: spreadSchema,
+  ttfbMs: spreadSchema,
+  /** The calibration's overhead p50 ÷ the baseline's (null when either is unknown). */
+  slowdown: nullableNumber,
 });
 
 export const gateSchema = z.object({
@@ -189,10 +220,34 @@ export const gateSchema = z.object({
   baseline: z.string(),
   thresholds: z.object({
     ratio: z.number(),
-    overheadSlackMs: z.number(),
-    ttfbSlackMs: z.number(),
+    overheadFloorMs: z.number(),
+    ttfbFloorMs: z.number(),
   }),
+  /** Absent when the run had no calibration (then latency was not gated: a problem says so). */
+  noise: noiseSchema.optional(),
+  /** Cases whose latency breached the gate and were measured once more; the second decides. */
+  remeasured: z.array(z.object({
+    case: z.string(),
+    passed: z.boolean(),
+    /** The breaches of the first measurement. */
+    first: z.array(z.string()),
+    overheadMs: quantileSchema,
+    overheadRatio: quantileSchema.optional(),
+    ttfbMs: quantileSchema,
+  })),
   problems: z.array(gateProblemSchema),
+});
+
+/** The calibration of a run (PERF-6): what it is, and how its runs went. */
+export const calibrationSchema = z.object({
+  name: z.string(),
+  title: z.string(),
+  runs: z.number().int(),
+  /** Runs that did not pass (their figures are left out), with why. */
+  failures: z.array(z.string()),
+  /** Over the runs that passed (ms). */
+  overheadMs: spreadSchema,
+  ttfbMs: spreadSchema,
 });
 
 /** The results.json of a claw-eval run (versioned: `schemaVersion`). */
@@ -229,6 +284,7 @@ export const resultsSchema = z.object({
     passHatK: z.number().optional(),
   }),
   gate: gateSchema.optional(),
+  calibration: calibrationSchema.optional(),
   cases: z.array(caseSchema),
 });
 
@@ -237,6 +293,8 @@ export type CaseResults = z.infer<typeof caseSchema>;
 export type SampleResults = z.infer<typeof sampleSchema>;
 export type GateResult = z.infer<typeof gateSchema>;
 export type GateProblem = z.infer<typeof gateProblemSchema>;
+export type MachineNoise = z.infer<typeof noiseSchema>;
+export type CalibrationResults = z.infer<typeof calibrationSchema>;
 
 /** The JSON Schema of results.json (the committed `eval/schema/results.schema.json`). */
 export function resultsJsonSchema(): Record<string, unknown> {
@@ -421,7 +479,22 @@ export function buildResults(
       ...real,
     },
     ...(gate === undefined ? {} : { gate }),
+    ...(suite.calibration === undefined ? {} : { calibration: calibrationOf(suite) }),
     cases,
   };
   return resultsSchema.parse(results);
+}
+
+/** The calibration of a suite: its runs, failures and spread. */
+function calibrationOf(suite: SuiteResult): CalibrationResults {
+  const runs = suite.cases.flatMap((entry) => entry.calibration ?? []);
+  const passed = runs.filter((run) => run.verdict === 'pass');
+  return {
+    name: suite.calibration?.name ?? '',
+    title: suite.calibration?.title ?? '',
+    runs: runs.length,
+    failures: runs.filter((run) => run.verdict !== 'pass').map((run) => run.reason),
+    overheadMs: spreadOf(passed.map((run) => run.overheadMs)),
+    ttfbMs: spreadOf(passed.flatMap((run) => run.ttfbMs)),
+  };
 }

@@ -16,13 +16,14 @@ const context = { version: '0.0.0-test', git: { sha: 'abc123def4567890', dirty: 
 let results: Results;
 
 beforeAll(async () => {
-  // A passing case, a failing one (wrong content) and a case with a subagent, so every part shows.
+  // A passing case, a failing one (wrong content) and a case with a subagent, so every part shows;
+  // calibrated, as a gated run is.
   const failing = await variant('task-completed', {
     id: 'task-completed-wrong',
     title: 'Fails: expects other content <b>&</b> "quotes"',
     expect: { files: { 'hello.txt': { equals: 'bye\n' } } },
   });
-  const suite = await runSuite([await suiteCase('task-completed'), failing, await suiteCase('subagent-tokens')], { repeat: 2 });
+  const suite = await runSuite([await suiteCase('task-completed'), failing, await suiteCase('subagent-tokens')], { repeat: 2, calibration: {} });
   results = buildResults(suite, context);
 });
 
@@ -37,10 +38,12 @@ describe('results.json', () => {
     const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
     const document = JSON.parse(JSON.stringify(results)) as Results;
     expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
-    expect(document.schemaVersion).toBe(1);
+    expect(document.schemaVersion).toBe(2);
+    expect(document.calibration).toMatchObject({ name: 'bare-loop', runs: 6, failures: [] });
     expect(document.git).toEqual({ sha: 'abc123def4567890', dirty: true });
     expect(document.summary).toMatchObject({ cases: 3, passed: 2, failed: 1, errors: 0, runs: 6 });
     const first = document.cases[0]!;
+    expect(first.stats.calibration?.overheadMs).toHaveLength(2);
     expect(first.samples).toHaveLength(2);
     expect(first.samples[0]?.trajectory).toEqual(['write_file']);
     // Details are kept for the first run and for runs that did not pass.
@@ -52,7 +55,7 @@ describe('results.json', () => {
     const broken = structuredClone(document) as unknown as { cases: Array<{ verdict: string }> };
     broken.cases[0]!.verdict = 'maybe';
     expect(validate(broken)).toBe(false);
-    expect(resultsSchema.safeParse({ ...document, schemaVersion: 2 }).success).toBe(false);
+    expect(resultsSchema.safeParse({ ...document, schemaVersion: 1 }).success).toBe(false);
   });
 
   it('keeps each distinct system message once, and which request began with which', () => {
@@ -137,7 +140,7 @@ describe('JUnit XML and the terminal table', () => {
     const text = renderSummary(results, { baseline: edited, files: ['out/results.json'] });
     const [header] = text.split('\n');
     expect(header).toMatch(/^case\s+verdict\s+calls\s+ttfb p50\/p95\s+overhead p50\/p95\s+tokens\s+Δ baseline$/);
-    expect(text).toMatch(/\ntask-completed\s+pass\s+2\/1\s+[\d.]+\/[\d.]+\s+[\d.]+\/[\d.]+\s+500\s+calls 5\/1→2\/1, ovh p50 [+-][\d.]+ms/);
+    expect(text).toMatch(/\ntask-completed\s+pass\s+2\/1\s+[\d.]+\/[\d.]+\s+[\d.]+\/[\d.]+\s+500\s+calls 5\/1→2\/1, ovh p50 [\d.]+→[\d.]+× cal/);
     expect(text).toMatch(/\ntask-completed-wrong\s+FAIL\s+.*\s+new\n/);
     expect(text).toContain('3 case(s), 2 run(s) each: 2 passed, 1 failed, 0 infrastructure error(s)');
     expect(text).toContain('FAIL task-completed-wrong: Fails: expects other content');

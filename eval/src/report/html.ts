@@ -1,7 +1,7 @@
 import type { Message } from '@claw/core';
 import { spanAttributes } from '@claw/engine';
 import type { CaseResults, Results, SampleResults } from '../results.js';
-import { formatMs } from './table.js';
+import { formatMs, gateNoiseLines } from './table.js';
 
 type Detail = NonNullable<SampleResults['detail']>;
 type Span = Detail['spans'][number];
@@ -301,7 +301,9 @@ export function renderHtmlReport(results: Results): string {
   const gate = results.gate === undefined
     ? ''
     : `<h2>Regression gate</h2><p>${results.gate.passed ? '<span class="ok">passed</span>' : '<span class="bad">FAILED</span>'} against ${h(results.gate.baseline)} ` +
-      `(thresholds: baseline × ${results.gate.thresholds.ratio} + ${results.gate.thresholds.overheadSlackMs} ms overhead / ${results.gate.thresholds.ttfbSlackMs} ms ttfb).</p>` +
+      `(thresholds: overhead within baseline × ${results.gate.thresholds.ratio} of the calibration measured in the same run + ${results.gate.thresholds.overheadFloorMs} ms, ` +
+      `ttfb within baseline × ${results.gate.thresholds.ratio} + ${results.gate.thresholds.ttfbFloorMs} ms; both + the machine's noise).</p>` +
+      gateNoiseLines(results.gate).map((line) => `<p class="meta">${h(line)}</p>`).join('') +
       (results.gate.problems.length === 0 ? '' : `<table><tr><th>case</th><th>check</th><th>problem</th></tr>${results.gate.problems.map((problem) =>
         `<tr><td>${h(problem.case)}</td><td>${h(problem.check)}</td><td class="reason">${h(problem.message)}</td></tr>`).join('')}</table>`);
   const git = results.git.sha === null ? 'unknown commit' : `commit ${results.git.sha.slice(0, 12)}${results.git.dirty === true ? ' (with uncommitted changes)' : ''}`;

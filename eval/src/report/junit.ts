@@ -1,5 +1,5 @@
 import type { Results } from '../results.js';
-import { formatMs } from './table.js';
+import { formatMs, gateNoiseLines } from './table.js';
 
 // Characters XML 1.0 cannot hold at all (control characters other than tab, newline, return).
 // eslint-disable-next-line no-control-regex
@@ -42,11 +42,13 @@ export function renderJUnit(results: Results): string {
   const gate = results.gate;
   if (gate !== undefined) {
     const lines = gate.problems.map((problem) => `${problem.case}: ${problem.message}`).join('\n');
+    const noise = gateNoiseLines(gate);
     testcases.push([
       '    <testcase classname="claw-eval.gate" name="regression gate" time="0.000">',
       ...(gate.passed
         ? []
         : [`      <failure message="${xmlEscape(`${gate.problems.length} problem(s) against ${gate.baseline}`)}" type="gate_failed">${xmlEscape(lines)}</failure>`]),
+      ...(noise.length === 0 ? [] : [`      <system-out>${xmlEscape(noise.join('\n'))}</system-out>`]),
       '    </testcase>',
     ].join('\n'));
   }

@@ -1,5 +1,5 @@
 import type { Baseline } from '../gate.js';
-import type { CaseResults, Results } from '../results.js';
+import type { CaseResults, GateResult, Results } from '../results.js';
 
 /** Formats milliseconds for a table cell. */
 export function formatMs(value: number | null | undefined): string {
@@ -34,9 +34,15 @@ export function baselineDelta(entry: CaseResults, baseline: Baseline | undefined
   if (tokensChanged) {
     parts.push(`tokens ${baseTokens}→${tokens}`);
   }
+  // Overhead as a multiple of the calibration when the run was calibrated (what the gate
+  // compares; milliseconds from another machine say little), else in milliseconds.
+  const ratio = stats.overheadRatio?.p50;
+  const baseRatio = base.overheadRatio.p50;
   const overhead = stats.overheadMs.p50;
   const baseOverhead = base.overheadMs.p50;
-  if (overhead !== null && baseOverhead !== null) {
+  if (ratio !== undefined && ratio !== null && baseRatio !== null) {
+    parts.push(`ovh p50 ${baseRatio.toFixed(2)}→${ratio.toFixed(2)}× cal`);
+  } else if (overhead !== null && baseOverhead !== null) {
     const delta = overhead - baseOverhead;
     parts.push(`ovh p50 ${delta >= 0 ? '+' : ''}${delta.toFixed(1)}ms`);
   }
@@ -95,9 +101,36 @@ export function renderSummary(
       lines.push(`gate: FAILED against ${results.gate.baseline} (${results.gate.problems.length} problem(s))`);
       for (const problem of results.gate.problems) lines.push(`  ${problem.case}: ${problem.message}`);
     }
+    lines.push(...gateNoiseLines(results.gate).map((line) => `  ${line}`));
   }
   if (options.files !== undefined && options.files.length > 0) {
     lines.push('', ...options.files.map((file) => `wrote ${file}`));
   }
   return lines.join('\n');
+}
+
+const noiseMs = (value: number | null): string => (value === null ? '-' : `${value.toFixed(1)} ms`);
+
+/**
+ * What the latency verdict was judged against (PERF-6): the machine's noise as the calibration
+ * measured it, how much slower than the baseline's it ran, and the cases measured twice.
+ */
+export function gateNoiseLines(gate: GateResult): string[] {
+  const lines: string[] = [];
+  const { noise } = gate;
+  if (noise !== undefined) {
+    lines.push(
+      `machine noise (${noise.runs} calibration runs): overhead p50 ${noiseMs(noise.overheadMs.p50)}, ` +
+      `p95 ${noiseMs(noise.overheadMs.p95)}, max ${noiseMs(noise.overheadMs.max)}; ttfb p50 ` +
+      `${noiseMs(noise.ttfbMs.p50)}, p95 ${noiseMs(noise.ttfbMs.p95)}, max ${noiseMs(noise.ttfbMs.max)}` +
+      (noise.slowdown === null ? '' : `; ${noise.slowdown.toFixed(2)}× the baseline's calibration`),
+    );
+  }
+  for (const entry of gate.remeasured) {
+    lines.push(
+      `re-measured ${entry.case}: ${entry.passed ? 'within the limits the second time' : 'over them again'} ` +
+      `(first: ${entry.first.join('; ')})`,
+    );
+  }
+  return lines;
 }

@@ -26,7 +26,7 @@ export const defaultScorers: Readonly<Record<ScorerName, Scorer>> = {
 export { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
 export { runEvidence, negativeResult, type Evidence } from './evidence.js';
 export { pairingProblems } from './pairing.js';
-export { spanTreeProblems, ttfbSlackMs } from './trace.js';
+export { scriptedAfterFirstMs, spanTreeProblems } from './trace.js';
 export { describeMessages } from './script.js';
 export { conversations, isSummaryRequest, systemOf } from './requests.js';
 export { reportedThinking } from './thinking.js';

@@ -23,8 +23,12 @@ export function exists(pid: number): boolean {
   }
 }
 
-/** Waits briefly for a killed process to be reaped; returns whether it still exists. */
-export async function stillExistsAfter(pid: number, ms = 1000): Promise<boolean> {
+/**
+ * Waits for a killed process to be reaped; returns whether it still exists after `ms`. It returns
+ * as soon as the process is gone, so the bound only costs time when something leaked: it is
+ * generous because a loaded machine may take a while to reap.
+ */
+export async function stillExistsAfter(pid: number, ms = 10_000): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (exists(pid)) {
     if (Date.now() > deadline) return true;
@@ -33,7 +37,11 @@ export async function stillExistsAfter(pid: number, ms = 1000): Promise<boolean>
   return false;
 }
 
-export async function waitForFile(file: string, ms = 3000): Promise<string> {
+/**
+ * Waits for a command to write a line to `file` (returns at once when it has). The bound is
+ * generous: a loaded machine may take seconds to start a shell.
+ */
+export async function waitForFile(file: string, ms = 15_000): Promise<string> {
   const deadline = Date.now() + ms;
   for (;;) {
     const text = await readFile(file, 'utf8').catch(() => '');

@@ -179,17 +179,25 @@ describe('FakeOpenAIServer: reasoning, cached tokens, silences and raw answers',
   });
 
   it('firstChunkDelayMs: headers at once, then silence before the first data chunk', async () => {
-    server = await FakeOpenAIServer.start({ turns: [{ text: 'late', firstChunkDelayMs: 300 }] });
+    // The 50 ms of silence are timed from the request's arrival (the hook runs before the server
+    // starts its own wait), so the server's 300 ms timer cannot fire first however busy the
+    // machine: timers fire in the order they are due.
+    let silence: Promise<string> | undefined;
+    server = await FakeOpenAIServer.start({
+      turns: [{ text: 'late', firstChunkDelayMs: 300 }],
+      onRequest: () => {
+        silence = new Promise((resolve) => setTimeout(resolve, 50, 'silence'));
+      },
+    });
     const response = await post({ stream: true, messages: [] });
     expect(response.status).toBe(200);
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const first = reader.read();
-    const early = await Promise.race([
-      first.then(() => 'data'),
-      new Promise((resolve) => setTimeout(resolve, 50, 'silence')),
-    ]);
+    const early = await Promise.race([first.then(() => 'data'), silence]);
     expect(early).toBe('silence');
     const { value } = await first;
+    // Timers fire late, never early: the chunk came at least the delay after the request.
+    expect(performance.now() - server.requests[0]!.receivedAt).toBeGreaterThanOrEqual(299);
     expect(new TextDecoder().decode(value)).toMatch(/^data: /);
     await reader.cancel();
   });

@@ -47,9 +47,12 @@ describe('a symlink swapped between check and use', () => {
     const write = createWriteFileTool();
     let readsInside = 0;
     let refused = 0;
-    const deadline = performance.now() + 2500;
+    // At least 2.5 s of racing, and on until the race has gone both ways over 50 attempts: a busy
+    // machine that runs the racer seldom gets more time, not a failure (15 s at most).
+    const started = performance.now();
+    const raced = (): boolean => attempt > 50 && readsInside > 0 && refused > 0;
     let attempt = 0;
-    while (performance.now() < deadline) {
+    while (performance.now() - started < 2500 || (!raced() && performance.now() - started < 15_000)) {
       attempt += 1;
       const [readOutcome, writeOutcome] = await Promise.allSettled([
         read.execute({ path: 'dir/secret.txt' }, ws.context()),
@@ -70,5 +73,5 @@ describe('a symlink swapped between check and use', () => {
     expect(attempt).toBeGreaterThan(50);
     expect(readsInside).toBeGreaterThan(0);
     expect(refused).toBeGreaterThan(0);
-  });
+  }, 30_000);
 });

@@ -15,8 +15,10 @@ export interface CommandResult {
 }
 
 /**
- * Runs a command the way the bash tool does: when it exits (or after `timeoutMs`) its whole
- * process group gets SIGKILL, then the result comes once the pipes are closed.
+ * Runs a command the way the bash tool does: when it exits (or after `timeoutMs`, default 15 s: a
+ * safety net for a command that hangs, generous because a loaded machine may take seconds to
+ * start a sandbox) its whole process group gets SIGKILL, then the result comes once the pipes are
+ * closed. `timedOut` says whether the safety net fired.
  */
 export function runCommand(
   spawner: CommandSpawner,
@@ -37,7 +39,7 @@ export function runCommand(
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup(child);
-    }, options.timeoutMs ?? 2500);
+    }, options.timeoutMs ?? 15_000);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -124,11 +126,15 @@ export function findHostProcesses(argv: readonly string[]): number[] {
   return found;
 }
 
-/** Polls `condition` every 20 ms until it holds or `timeoutMs` passes; returns the last value. */
+/**
+ * Polls `condition` every 20 ms until it holds or `timeoutMs` passes; returns the last value. It
+ * returns as soon as the condition holds, so the bound (default 10 s) only costs time when the
+ * awaited thing never happens; it is generous because on a loaded machine it may take seconds.
+ */
 export async function waitFor<T>(
   read: () => T,
   condition: (value: T) => boolean,
-  timeoutMs = 1500,
+  timeoutMs = 10_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = read();
