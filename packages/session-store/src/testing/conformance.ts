@@ -41,15 +41,6 @@ function plain(records: readonly LogRecord[]) {
   return records.map(({ seq, at: time, change }) => ({ seq, at: time, change }));
 }
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
-}
-
 /**
  * The conformance suite of the `SessionLog` seam (RT-6): every backend (file, memory,
  * PostgreSQL…) must pass it unchanged. Call it at the top level of a vitest test file:
@@ -271,4 +262,14 @@ export function describeSessionLog(name: string, backend: SessionLogBackend): vo
       await first.close();
     }));
   });
+}
+
+/** What `promise` rejects with; fails the test when it resolves. For the conformance suites. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
 }

@@ -4,7 +4,7 @@ import { SessionLogError } from '../errors.js';
 import type { LogRecord, SessionLog } from '../session-log.js';
 import type { RelayReply, RelayRequest, SessionRelay } from '../session-relay.js';
 import { SessionStore } from '../session-store.js';
-import type { SessionLogBackend } from './conformance.js';
+import { rejection, type SessionLogBackend } from './conformance.js';
 import { emptySnapshot } from './snapshots.js';
 
 const workDir = '/conformance/workspace';
@@ -60,15 +60,6 @@ function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {})
     }
   };
   return { seen, state, handle };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 /**
