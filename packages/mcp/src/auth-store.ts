@@ -1,6 +1,13 @@
+import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, errorMessage, SerialQueue, writeFileAtomically } from '@claw/core';
+import {
+  errnoCode,
+  errorMessage,
+  SerialQueue,
+  writeFileAtomically,
+  type AtomicWriteFileSystem,
+} from '@claw/core';
 import type { OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   OAuthClientInformationFullSchema,
@@ -66,6 +73,13 @@ const fileSchema = z.object({
 
 type StoreFile = { version: 1; servers: Record<string, McpAuthEntry> };
 
+/** The file operations an `McpAuthStore` does (met by `fs/promises`). */
+export type McpAuthFileSystem = AtomicWriteFileSystem & {
+  mkdir(folder: string, options: { recursive: true; mode: number }): Promise<unknown>;
+  readFile(file: string, encoding: 'utf8'): Promise<string>;
+  stat(file: string): Promise<Pick<Stats, 'dev' | 'ino' | 'size' | 'mtimeMs' | 'ctimeMs'>>;
+};
+
 /** The key of a server's entry: its URL as the URL parser writes it. */
 export function authKey(serverUrl: string | URL): string {
   return new URL(serverUrl).href;
@@ -73,18 +87,23 @@ export function authKey(serverUrl: string | URL): string {
 
 /**
  * The OAuth tokens and client registrations of MCP servers, per server URL (MCP-8), in one JSON
- * file only the user may read (0600, in a 0700 folder), replaced atomically on every change. The
- * file is read anew for every lookup, so a login in another claw process is seen at once. Without
- * a file (no HOME nor XDG_STATE_HOME) tokens last as long as the process.
+ * file only the user may read (0600, in a 0700 folder), replaced atomically on every change. A
+ * lookup (the SDK asks for the tokens on every request) costs a `stat`: the file is read and
+ * parsed again only when it changed, so a login in another claw process is still seen at once.
+ * Without a file (no HOME nor XDG_STATE_HOME) tokens last as long as the process.
  */
 export class McpAuthStore {
   /** The file; undefined: kept in memory only. */
   readonly file: string | undefined;
+  private readonly fileSystem: McpAuthFileSystem;
   private readonly writes = new SerialQueue();
   private memory: StoreFile = { version: 1, servers: {} };
+  /** The file as last read, and which version of it (see `fileVersion`). */
+  private cached: { version: string; data: StoreFile } | undefined;
 
-  constructor(options: { file: string | undefined }) {
+  constructor(options: { file: string | undefined; fileSystem?: McpAuthFileSystem }) {
     this.file = options.file;
+    this.fileSystem = options.fileSystem ?? fs;
   }
 
   /**
@@ -132,10 +151,16 @@ export class McpAuthStore {
   private async load(): Promise<StoreFile> {
     const { file } = this;
     if (file === undefined) return this.memory;
+    let version: string;
     let text: string;
     try {
-      text = await fs.readFile(file, 'utf8');
+      // A write replaces the file (a new inode), and an edit changes its times or size.
+      const info = await this.fileSystem.stat(file);
+      version = [info.dev, info.ino, info.size, info.mtimeMs, info.ctimeMs].join(':');
+      if (this.cached?.version === version) return this.cached.data;
+      text = await this.fileSystem.readFile(file, 'utf8');
     } catch (error) {
+      this.cached = undefined;
       if (errnoCode(error) === 'ENOENT') return { version: 1, servers: {} };
       throw new McpAuthStoreError(
         `cannot read the MCP login tokens in ${file} (${errorMessage(error)}); check that ` +
@@ -143,6 +168,7 @@ export class McpAuthStore {
         { file, cause: error },
       );
     }
+    this.cached = undefined;
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -153,7 +179,9 @@ export class McpAuthStore {
     if (!parsed.success) throw notClaws(file, 'it is not a file claw wrote', parsed.error);
     const servers: Record<string, McpAuthEntry> = {};
     for (const [key, raw] of Object.entries(parsed.data.servers)) servers[key] = entryOf(raw);
-    return { version: 1, servers };
+    const data: StoreFile = { version: 1, servers };
+    this.cached = { version, data };
+    return data;
   }
 
   private async save(data: StoreFile): Promise<void> {
@@ -164,8 +192,8 @@ export class McpAuthStore {
     }
     try {
       // Only the user may read the tokens (they act as the user on the servers).
-      await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      await writeFileAtomically(fs, file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+      await this.fileSystem.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+      await writeFileAtomically(this.fileSystem, file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
     } catch (error) {
       throw new McpAuthStoreError(
         `cannot save the MCP login tokens to ${file} (${errorMessage(error)}); check that ` +

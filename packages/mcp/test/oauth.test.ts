@@ -2,7 +2,7 @@
 // (fixtures/oauth-server.mjs: the SDK's own server-side auth pieces) on 127.0.0.1. The "browser" is
 // fetch: it opens the login page, and the authorization server sends it back to claw's loopback
 // listener, as a user who is logged in and consents would be.
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import fsPromises, { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -497,6 +497,29 @@ describe('McpAuthStore', () => {
     expect(await store.read('https://b.example/mcp')).toEqual({ savedAt: 2 });
     expect(await store.remove('https://a.example/mcp')).toBe(true);
     expect(Object.keys((await tokenFile(authFile)).servers)).toEqual(['https://b.example/mcp']);
+  });
+
+  it('reads the file again only when it changed (the SDK asks for the tokens on every request)', async () => {
+    const { authFile } = await folders();
+    let reads = 0;
+    const fileSystem = {
+      ...fsPromises,
+      readFile: (file: string, encoding: 'utf8') => {
+        reads += 1;
+        return fsPromises.readFile(file, encoding);
+      },
+    };
+    const store = new McpAuthStore({ file: authFile, fileSystem });
+    await store.update('https://a.example/mcp', () => ({ savedAt: 1 }));
+    reads = 0;
+    for (let lookup = 0; lookup < 5; lookup += 1) {
+      expect(await store.read('https://a.example/mcp')).toEqual({ savedAt: 1 });
+    }
+    expect(reads).toBe(1);
+    // Another process logs in: seen at the next lookup.
+    await new McpAuthStore({ file: authFile }).update('https://a.example/mcp', () => ({ savedAt: 2 }));
+    expect(await store.read('https://a.example/mcp')).toEqual({ savedAt: 2 });
+    expect(reads).toBe(2);
   });
 
   it('a file that is not claw\'s is an error that says to remove it', async () => {
