@@ -66,8 +66,10 @@ export class McpNeedsLoginError extends McpServerError {
 
   /**
    * @param options.expired a token was kept, but it expired and could not be refreshed.
-   * @param options.during `start` (default): the server is skipped until claw starts again;
-   *   `call`: a call failed, and the next one uses the new token as soon as there is one.
+   * @param options.during `start` (default, said to the user): the server is skipped until claw
+   *   starts again; `call` (the failed tool call's result, read by the model): the next call uses
+   *   the new token as soon as there is one, and the model is told to ask the user for the login
+   *   rather than run the command itself (it waits for a browser).
    */
   constructor(
     server: string,
@@ -77,10 +79,13 @@ export class McpNeedsLoginError extends McpServerError {
     const again = options.expired === true
       ? ' again (the token claw kept for it has expired and could not be refreshed)'
       : '';
-    const then = options.during === 'call' ? 'then try again' : 'then start claw again';
     super(
-      `MCP server "${server}" needs you to log in${again}: run \`${command}\` in this workspace, ` +
-      then,
+      options.during === 'call'
+        ? `MCP server "${server}" needs the user to log in${again}: ask them to run ` +
+        `\`${command}\` in a terminal in this workspace (it opens their browser, so do not run ` +
+        'it yourself), then try the call again'
+        : `MCP server "${server}" needs you to log in${again}: run \`${command}\` in this ` +
+          'workspace, then start claw again',
       { code: 'mcp_needs_login', server, cause: options.cause },
     );
     this.command = command;

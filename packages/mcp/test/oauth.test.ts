@@ -323,7 +323,7 @@ describe('the kept token', () => {
     server.expireAccessTokens();
     const error = await run(servers.get('mcp_remote_echo'), { text: 'x' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(McpNeedsLoginError);
-    expect((error as Error).message).toMatch(/^MCP server "remote" needs you to log in again .*: run `claw mcp login remote` in this workspace, then try again$/);
+    expect((error as Error).message).toMatch(/^MCP server "remote" needs the user to log in again .*: ask them to run `claw mcp login remote` in a terminal in this workspace \(it opens their browser, so do not run it yourself\), then try the call again$/);
     // The user logs in from another terminal; the running client reads the new token.
     const config = parseMcpConfig(JSON.stringify({ mcpServers: { remote: { url: server.url, auth: 'oauth' } } }), { file: 'mcp.json', env: {} });
     const login = await loginMcpServer({ config, server: 'remote', workDir, authFile, openUrl: fetchBrowser().openUrl });
