@@ -29,12 +29,24 @@ const node = /\s/.test(process.execPath) ? 'node' : process.execPath;
 const client = `${node} test/conformance/client.mjs`;
 
 /**
- * Warnings that do not fail a scenario here. sse-retry warns when the client reconnects up to
- * 500 ms later than the server's `retry` asks ("acceptable", it says); how late depends on how
- * busy the machine is (the other test files run meanwhile), not on claw. Later than that, or
- * earlier than asked, is a failure still.
+ * Warnings that do not fail a scenario here. sse-retry warns when the client reconnects 200 to
+ * 500 ms later than the server's `retry` (500 ms) asks ("acceptable", it says); how late depends
+ * on how busy the machine is (the other scenarios and test files run meanwhile), not on claw.
+ * Earlier than asked is a failure; later than that is one too, but see `onlyLate`.
  */
 const toleratedWarnings = new Set(['client-sse-retry-timing']);
+
+/**
+ * True when the one thing that kept a scenario from passing is a reconnect later than sse-retry
+ * allows (twice its `retry`): a busy machine can delay it that much, so the scenario is run once
+ * more, and fails if it is late again. A client that ignores `retry` (its own backoff starts at
+ * a second) is late every time.
+ */
+function onlyLate(outcome: Outcome, found: string[]): boolean {
+  return found.length === 1 && outcome.checks.some((check) =>
+    check.id === 'client-sse-retry-timing' && check.status === 'FAILURE' &&
+    (check.errorMessage ?? '').includes('very late'));
+}
 
 /**
  * Scenarios in which the client is meant to fail (the suite lets it: `allowClientError`), judged
@@ -156,8 +168,12 @@ describe('MCP conformance suite, client scenarios', () => {
   });
 
   it.concurrent.each(expectedPass)('%s passes', { timeout: 60_000 }, async (scenario) => {
-    const outcome = await runScenario(scenario);
-    const found = problems(scenario, outcome);
+    let outcome = await runScenario(scenario);
+    let found = problems(scenario, outcome);
+    if (onlyLate(outcome, found)) {
+      outcome = await runScenario(scenario);
+      found = problems(scenario, outcome);
+    }
     const report = [
       `conformance scenario ${scenario} is in test/conformance/expected-pass.json, but:`,
       ...found.map((problem) => `  ${problem}`),
