@@ -64,6 +64,14 @@ function toolAnswer(model: FakeOpenAIServer): unknown {
   return JSON.parse(String(tool?.content));
 }
 
+/** Types each line, then waits until claw has shown what should follow it (`times` in all). */
+async function converse(claw: ClawProcess, steps: Array<[line: string, shown: string, times?: number]>) {
+  for (const [line, shown, times] of steps) {
+    claw.send(line);
+    await claw.waitFor(shown, times);
+  }
+}
+
 describe('requests for input of MCP servers (MCP-7)', () => {
   it('the REPL asks each field, re-asks what does not fit, and sends the checked form', async () => {
     const model = await askingModel();
@@ -73,30 +81,23 @@ describe('requests for input of MCP servers (MCP-7)', () => {
     claw.send('who am I?');
     await claw.waitFor('[f] fill in  [d] decline  [c] cancel > ');
     expect(claw.stdout).toContain('MCP server "sdk" asks for input\n  Who are you?\n  (a form of 3 fields)');
-    claw.send('maybe');
-    await claw.waitFor('answer f, d or c');
-    claw.send('f');
-    await claw.waitFor('Your name (text, required) > ');
-    claw.send('');
-    await claw.waitFor('this field is required');
-    claw.send('A');
-    await claw.waitFor('count (a whole number, default 3) > ');
-    claw.send('two');
-    await claw.waitFor('type a number');
-    claw.send('');
-    await claw.waitFor('colour (text, one of red, green) > ');
-    claw.send('blue');
-    await claw.waitFor('choose one of the list');
-    claw.send('2');
-    // "A" is shorter than the form allows: the fields are asked again.
-    await claw.waitFor('the answer does not fit the form');
+    await converse(claw, [
+      ['maybe', 'answer f, d or c'],
+      ['f', 'Your name (text, required) > '],
+      ['', 'this field is required'],
+      ['A', 'count (a whole number, default 3) > '],
+      ['two', 'type a number'],
+      ['', 'colour (text, one of red, green) > '],
+      ['blue', 'choose one of the list'],
+      // "A" is shorter than the form allows: the fields are asked again.
+      ['2', 'the answer does not fit the form'],
+    ]);
     await claw.waitFor('Your name (text, required) > ', 3);
-    claw.send('Ada');
-    await claw.waitFor('count (a whole number, default 3) > ', 2);
-    claw.send('5');
-    await claw.waitFor('colour (text, one of red, green) > ', 3);
-    claw.send('red');
-    await claw.waitFor('sent');
+    await converse(claw, [
+      ['Ada', 'count (a whole number, default 3) > ', 2],
+      ['5', 'colour (text, one of red, green) > ', 3],
+      ['red', 'sent'],
+    ]);
     await claw.waitFor('thanks');
     expect(toolAnswer(model)).toEqual({ action: 'accept', content: { name: 'Ada', count: 5, colour: 'red' } });
     await claw.waitFor('claw> ', 2);

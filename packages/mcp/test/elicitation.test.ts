@@ -55,6 +55,23 @@ async function ask(
   return { isError: result.isError === true, result: JSON.parse(result.content) as Record<string, unknown> };
 }
 
+/** Connected with timers under the test and a user who answers when `answer` is called. */
+async function connectAskingUser() {
+  const timers = new ManualTimers();
+  let resolveAnswer: ((answer: McpElicitationAnswer) => void) | undefined;
+  const { servers } = await connect({
+    setTimer: timers.setTimer,
+    elicitation: () => new Promise((resolve) => {
+      resolveAnswer = resolve;
+    }),
+  });
+  const answer = (given: McpElicitationAnswer): void => {
+    if (resolveAnswer === undefined) throw new Error('the user was not asked');
+    resolveAnswer(given);
+  };
+  return { timers, servers, answer };
+}
+
 describe('with a handler', () => {
   it('declares elicitation (form mode, applyDefaults); the handler is asked, and the defaults fill what the user left out', async () => {
     const requests: McpElicitationRequest[] = [];
@@ -153,14 +170,7 @@ describe('with a handler', () => {
   });
 
   it('the call that asks does not time out while the user is asked', async () => {
-    const timers = new ManualTimers();
-    let answer!: (answer: McpElicitationAnswer) => void;
-    const { servers } = await connect({
-      setTimer: timers.setTimer,
-      elicitation: () => new Promise((resolve) => {
-        answer = resolve;
-      }),
-    });
+    const { timers, servers, answer } = await connectAskingUser();
     const first = ask(servers);
     await eventually(() => timers.waiting(defaultElicitationTimeoutMs).length === 1, 'the user is asked');
     // The call's time runs out while the user is still thinking: the call goes on.
@@ -172,14 +182,7 @@ describe('with a handler', () => {
   });
 
   it('a call that times out while the user is asked gets its full time again after the answer', async () => {
-    const timers = new ManualTimers();
-    let answer!: (answer: McpElicitationAnswer) => void;
-    const { servers } = await connect({
-      setTimer: timers.setTimer,
-      elicitation: () => new Promise((resolve) => {
-        answer = resolve;
-      }),
-    });
+    const { timers, servers, answer } = await connectAskingUser();
     // `wait` never answers; `ask` asks the user.
     const waiting = run(servers.get('mcp_remote_wait'), {}).catch((error: unknown) => error);
     const asking = ask(servers);
