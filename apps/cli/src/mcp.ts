@@ -18,7 +18,7 @@ import { reportFailure } from './failure.js';
 import { Output } from './output.js';
 import { colourWanted, createStyle, type Style } from './style.js';
 import { visible } from './terminal-text.js';
-import { trustCommand } from './trust.js';
+import { shellWord, trustCommand } from './trust.js';
 
 type McpServerStatus = McpListing['servers'][number];
 type McpCommand = Extract<Command, { kind: 'mcp' }>;
@@ -234,10 +234,6 @@ function openBrowser(
 function mcpCommand(action: string, server: string, workdir: string | undefined): string {
   return `claw mcp ${action} ${shellWord(server)}` +
     (workdir === undefined ? '' : ` --workdir ${shellWord(workdir)}`);
-}
-
-function shellWord(text: string): string {
-  return /^[\w./~:@%+=-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 async function untrustedText(

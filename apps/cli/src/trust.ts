@@ -27,7 +27,8 @@ export function trustCommand(workdir: string | undefined): string {
   return workdir === undefined ? 'claw trust' : `claw trust --workdir ${shellWord(workdir)}`;
 }
 
-function shellWord(text: string): string {
+/** `text` as one shell word: as it is when that is safe, else single-quoted. */
+export function shellWord(text: string): string {
   return /^[\w./~:@%+=-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
