@@ -223,6 +223,48 @@ const tcpStates = {
   '0B': 'CLOSING',
 };
 
+/** The inspector of a server started with `--inspect`: a full GC, its memory. */
+export async function inspector(server) {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
+  if (url === undefined) throw new Error('the server printed no inspector address');
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  let id = 0;
+  const call = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      id += 1;
+      const mine = id;
+      const onMessage = (data) => {
+        const reply = JSON.parse(data.toString());
+        if (reply.id !== mine) return;
+        ws.off('message', onMessage);
+        if (reply.error !== undefined) reject(new Error(`${method}: ${reply.error.message}`));
+        else resolve(reply.result);
+      };
+      ws.on('message', onMessage);
+      ws.send(JSON.stringify({ id: mine, method, params }));
+    });
+  return {
+    gc: async () => {
+      await call('HeapProfiler.collectGarbage');
+      await sleep(300);
+    },
+    /** What the server's JavaScript holds: V8 heap used plus memory outside it, in KiB. */
+    heldKb: async () => {
+      const { result } = await call('Runtime.evaluate', {
+        expression: 'JSON.stringify(process.memoryUsage())',
+        returnByValue: true,
+      });
+      const usage = JSON.parse(result.value);
+      return (usage.heapUsed + usage.external) / 1024;
+    },
+    close: () => ws.close(),
+  };
+}
+
 /**
  * The state of the server's end of a loopback TCP connection (server port → client port) and the
  * bytes in its send queue, from /proc/net/tcp; undefined once the kernel forgot it.

@@ -30,7 +30,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import WebSocket from 'ws';
 import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
 import { clockTicks } from '../proc-stat.mjs';
 import {
@@ -39,6 +38,7 @@ import {
   cpuMsOf,
   forkScript,
   inBatches,
+  inspector,
   memoryOf,
   message,
   openFileLimit,
@@ -193,48 +193,6 @@ async function bareThroughput(model, durable = false) {
 }
 
 // ---- phase 2 -----------------------------------------------------------------------------------
-
-/** The server's inspector (it runs with --inspect in phases 2 and 3b): a full GC, its memory. */
-async function inspector(server) {
-  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
-  if (url === undefined) throw new Error('the server printed no inspector address');
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  let id = 0;
-  const call = (method, params = {}) =>
-    new Promise((resolve, reject) => {
-      id += 1;
-      const mine = id;
-      const onMessage = (data) => {
-        const reply = JSON.parse(data.toString());
-        if (reply.id !== mine) return;
-        ws.off('message', onMessage);
-        if (reply.error !== undefined) reject(new Error(`${method}: ${reply.error.message}`));
-        else resolve(reply.result);
-      };
-      ws.on('message', onMessage);
-      ws.send(JSON.stringify({ id: mine, method, params }));
-    });
-  return {
-    gc: async () => {
-      await call('HeapProfiler.collectGarbage');
-      await sleep(300);
-    },
-    /** What the server's JavaScript holds: V8 heap used plus memory outside it, in KiB. */
-    heldKb: async () => {
-      const { result } = await call('Runtime.evaluate', {
-        expression: 'JSON.stringify(process.memoryUsage())',
-        returnByValue: true,
-      });
-      const usage = JSON.parse(result.value);
-      return (usage.heapUsed + usage.external) / 1024;
-    },
-    close: () => ws.close(),
-  };
-}
 
 async function idleConnections(model) {
   const server = await startServer({

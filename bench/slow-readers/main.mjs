@@ -19,12 +19,12 @@
 // is stopped by its pid, every temporary folder removed; a guard ends the benchmark if it overruns.
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import WebSocket from 'ws';
 import { comparedBuilds } from '../bare-loop.mjs';
 import {
   Client,
   cleanUp,
   forkScript,
+  inspector,
   memoryOf,
   message,
   serverMain,
@@ -178,31 +178,6 @@ async function stalledClient(kind, server, sessionId) {
   return { client, seen, resume: () => (kind === 'ws' ? client.ws.resume() : client.resume()) };
 }
 
-/** The server's inspector (it runs with one here): a full garbage collection, twice. */
-async function collectGarbage(server) {
-  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.output())?.[1];
-  if (url === undefined) throw new Error('the server printed no inspector address');
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  try {
-    for (const id of [1, 2]) {
-      const done = new Promise((resolve) => {
-        ws.on('message', (data) => {
-          if (JSON.parse(data.toString()).id === id) resolve();
-        });
-      });
-      ws.send(JSON.stringify({ id, method: 'HeapProfiler.collectGarbage' }));
-      await done;
-    }
-    await sleep(300);
-  } finally {
-    ws.close();
-  }
-}
-
 /** Resolves once the session's task ended, as a new observer of it is told (`state`). */
 async function idleSession(server, sessionId) {
   const deadline = performance.now() + 300_000;
@@ -278,7 +253,13 @@ async function scenario(model, build, kind) {
     const streamMs = performance.now() - startedAt;
     clearInterval(sampler);
     const { rssKb, hwmKb } = memoryOf(server.pid);
-    await collectGarbage(server);
+    const debug = await inspector(server);
+    try {
+      await debug.gc();
+      await debug.gc();
+    } finally {
+      debug.close();
+    }
     const heldKb = memoryOf(server.pid).rssKb;
     for (const { resume } of clients) resume();
     await Promise.all(clients.map(({ seen }) => settled(seen)));
