@@ -187,7 +187,7 @@ abstract class EventClient {
     type: T,
     match: (event: Extract<ServerEvent, { type: T }>) => boolean = () => true,
     from = 0,
-    ms = 5000,
+    ms = 15_000,
   ): Promise<Extract<ServerEvent, { type: T }>> {
     const find = () =>
       this.events.slice(from).find(
@@ -198,7 +198,7 @@ abstract class EventClient {
   }
 
   /** Waits until the server closed the connection. */
-  whenClosed(ms = 5000): Promise<true> {
+  whenClosed(ms = 15_000): Promise<true> {
     return this.waitFor(() => (this.closed ? true : undefined), 'the connection to close', ms);
   }
 
@@ -207,7 +207,7 @@ abstract class EventClient {
   }
 
   /** Resolves with the first truthy result of `check` (re-run on every event and on close). */
-  waitFor<T>(check: () => T | undefined, what: string, ms = 5000): Promise<T> {
+  waitFor<T>(check: () => T | undefined, what: string, ms = 15_000): Promise<T> {
     const found = check();
     if (found !== undefined) return Promise.resolve(found);
     return new Promise((resolve, reject) => {

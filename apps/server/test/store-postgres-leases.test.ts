@@ -141,8 +141,16 @@ describe.skipIf(!postgresAvailable())('claw-server leases on PostgreSQL (SCALE-2
       return rows.rows[0]?.ms ?? Number.NaN;
     };
     expect(await remaining()).toBeLessThanOrEqual(2000);
-    // Renewed: however long it is held, the lease never runs out (a 2 s lease outlives 2.5 s).
-    await delay(2500);
+    // Renewed: however long it is held, the lease never runs out. Waited for on the database's
+    // clock (not a sleep racing the renewals): the lease first read has run out by now.
+    const firstUntil = (await db.query<{ until: Date }>(
+      'SELECT lease_until AS until FROM claw_sessions WHERE id = $1',
+      ['short'],
+    )).rows[0]?.until;
+    await until(async () => {
+      const rows = await db.query<{ past: boolean }>('SELECT now() > $1 AS past', [firstUntil]);
+      return rows.rows[0]?.past === true ? true : undefined;
+    }, 'the first lease to run out', 20_000);
     const left = await remaining();
     expect(left).toBeGreaterThan(0);
     expect(left).toBeLessThanOrEqual(2000);
