@@ -1,6 +1,13 @@
 import { abortReason } from './errors.js';
 
 /**
+ * Starts a timer that calls `callback` after `ms` milliseconds and returns a function that
+ * cancels it: the shape claw's timed parts take their timers in, so that tests drive time
+ * (`ManualClock.setTimer` of @claw/testing).
+ */
+export type SetTimer = (callback: () => void, ms: number) => () => void;
+
+/**
  * Resolves after `ms` milliseconds, or rejects with the signal's reason as soon as it is aborted.
  * The timer and the listener are both removed when it settles.
  */

@@ -20,6 +20,7 @@ export {
   raceAbort,
   sleep,
   type Eventual,
+  type SetTimer,
 } from './async.js';
 export {
   addUsage,

@@ -7,8 +7,10 @@ import {
   forgetEventJson,
   type SessionEvent,
   type SessionEventBody,
+  type SetTimer,
 } from '@claw/core';
 import { leaseLostCode, type PersistentSession } from '@claw/session-store';
+import { unrefSetTimer } from './timers.js';
 
 /**
  * What the log needs of its session: its id, its events so far, and a way to number new ones. Its
@@ -20,16 +22,6 @@ import { leaseLostCode, type PersistentSession } from '@claw/session-store';
 export type EventSource =
   Pick<PersistentSession, 'id' | 'lastEventSeq' | 'storedEvents' | 'appendEvent'>
   & Partial<Pick<PersistentSession, 'flush'>>;
-
-/** Starts a timer and returns a function that cancels it (injectable: tests drive time). */
-export type SetTimer = (callback: () => void, ms: number) => () => void;
-
-/** A timer that does not keep the process alive: a retry is no reason to stay. */
-const unrefTimer: SetTimer = (callback, ms) => {
-  const timer = setTimeout(callback, ms);
-  timer.unref();
-  return () => clearTimeout(timer);
-};
 
 /** How the events a failed write left unstored are stored again: delays double up to the last. */
 const storeRetry = { firstMs: 100, maxMs: 5000 } as const;
@@ -283,7 +275,7 @@ export class SessionEventLog {
     this.sessionId = options.session.id;
     this.retention = { ...defaultEventRetention, ...options.retention };
     this.bound = { ...defaultSubscriberBound, ...options.subscriberBound };
-    this.setTimer = options.setTimer ?? unrefTimer;
+    this.setTimer = options.setTimer ?? unrefSetTimer;
     this.onError = options.onError ?? (() => undefined);
     this.committed = options.session.lastEventSeq();
     this.storedSeq = this.committed;
@@ -576,12 +568,7 @@ export class SessionEventLog {
    */
   ingest(event: SessionEvent): void {
     if (event.seq <= this.committed) return;
-    if (event.seq !== this.committed + 1) {
-      this.kept = [];
-      this.keptStart = 0;
-      this.keptBytes = 0;
-      this.committed = event.seq - 1;
-    }
+    if (event.seq !== this.committed + 1) this.restartAfter(event.seq - 1);
     this.keep(event);
     this.wakeSubscribers();
   }
@@ -595,11 +582,19 @@ export class SessionEventLog {
    */
   skip(throughSeq: number): void {
     if (throughSeq <= this.committed) return;
+    this.restartAfter(throughSeq);
+    this.wakeSubscribers();
+  }
+
+  /**
+   * Goes on after `seq` as after a gap: nothing kept is replayed across it, so subscribers behind
+   * it end with `lagged`, and their cursors get `cursor_expired`.
+   */
+  private restartAfter(seq: number): void {
     this.kept = [];
     this.keptStart = 0;
     this.keptBytes = 0;
-    this.committed = throughSeq;
-    this.wakeSubscribers();
+    this.committed = seq;
   }
 
   /** Delivers what is stored, in order; gives up what can no longer be (lost, or closed). */
@@ -612,10 +607,7 @@ export class SessionEventLog {
     let advanced = false;
     if (this.dropped !== undefined && this.storedSeq >= this.dropped) {
       // The events let go are stored: go on after them, as after a gap.
-      this.kept = [];
-      this.keptStart = 0;
-      this.keptBytes = 0;
-      this.committed = this.dropped;
+      this.restartAfter(this.dropped);
       this.dropped = undefined;
       advanced = true;
     }
@@ -663,7 +655,8 @@ export class SessionEventLog {
 
   private wakeSubscribers(): void {
     for (const subscriber of this.subscribers) subscriber.wake?.();
-    if (this.boundCheckDue) return;
+    // Nobody to check (a session nobody follows): no callback each turn.
+    if (this.boundCheckDue || this.subscribers.size === 0) return;
     this.boundCheckDue = true;
     setImmediate(() => {
       this.boundCheckDue = false;

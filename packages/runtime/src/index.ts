@@ -8,8 +8,9 @@ export {
   SessionLifecycle,
   type LoadedSession,
   type SessionLifecycleOptions,
-  type SetTimer,
 } from './session-lifecycle.js';
+/** The timers the lifecycle and the event log take (tests drive them); one type, @claw/core's. */
+export type { SetTimer } from '@claw/core';
 export { RuntimeManager } from './manager.js';
 export {
   RuntimeFactory,

@@ -8,9 +8,8 @@ import type {
   McpWarning,
   OpenMcpServersOptions,
   ReconnectPolicy,
-  SetTimer,
 } from '@claw/mcp';
-import { linkAbortSignal, type Tool } from '@claw/core';
+import { linkAbortSignal, type SetTimer, type Tool } from '@claw/core';
 import type { ToolSource } from '@claw/engine';
 import { PerWorkspace } from './per-workspace.js';
 import type { ElicitationQuestion, SessionApprovals } from './session-approvals.js';

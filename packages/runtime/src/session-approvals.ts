@@ -74,6 +74,8 @@ export interface ApprovalResponder {
 interface Waiting {
   prompt: ApprovalPrompt;
   request: SessionEventOf<'approval_request'>;
+  /** Aborted once it is settled: the responders asked stop waiting. */
+  asked: AbortController;
   settle: (outcome: { answer: ApprovalAnswer; by: string } | { error: Error }) => void;
 }
 
@@ -205,14 +207,14 @@ export class SessionApprovals implements ApprovalHandler {
             const timedOut = code === 'mcp_elicitation_timeout';
             resolved(timedOut ? 'decline' : 'cancel', timedOut ? 'timeout' : 'canceled');
           }
-          this.onChange(this.waiting.size + this.eliciting.size);
+          this.changed();
           if ('answer' in outcome) resolve(outcome.answer);
           else reject(outcome.error);
         },
       };
       this.eliciting.set(requestId, eliciting);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.onChange(this.waiting.size + this.eliciting.size);
+      this.changed();
       for (const responder of this.responders) this.askInput(responder, eliciting);
     });
   }
@@ -275,17 +277,17 @@ export class SessionApprovals implements ApprovalHandler {
         reason: prompt.reason,
         arguments: prompt.arguments,
       }) as SessionEventOf<'approval_request'>;
-      const asked = new AbortController();
       const onAbort = (): void =>
         waiting.settle({ error: abortReason(signal) });
       const waiting: Waiting = {
         prompt,
         request,
+        asked: new AbortController(),
         settle: (outcome) => {
           if (this.waiting.get(prompt.requestId) !== waiting) return;
           this.waiting.delete(prompt.requestId);
           signal.removeEventListener('abort', onAbort);
-          asked.abort(new Error('the approval was settled'));
+          waiting.asked.abort(new Error('the approval was settled'));
           const decision: ApprovalDecision =
             'answer' in outcome ? (answerParts(outcome.answer).decision as ApprovalDecision) : 'deny';
           this.log.append({
@@ -295,15 +297,14 @@ export class SessionApprovals implements ApprovalHandler {
             decision,
             by: 'answer' in outcome ? outcome.by : 'canceled',
           });
-          this.onChange(this.waiting.size + this.eliciting.size);
+          this.changed();
           if ('answer' in outcome) resolve(outcome.answer);
           else reject(outcome.error);
         },
       };
       this.waiting.set(prompt.requestId, waiting);
-      this.asking.set(waiting, asked.signal);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.onChange(this.waiting.size + this.eliciting.size);
+      this.changed();
       for (const responder of this.responders) this.ask(responder, waiting);
     });
   }
@@ -337,49 +338,54 @@ export class SessionApprovals implements ApprovalHandler {
 
   private askInput(responder: ApprovalResponder, eliciting: Eliciting): void {
     const { handler } = responder;
-    if (handler.elicit === undefined || eliciting.asked.signal.aborted) return;
-    const link = linkAbortSignal(eliciting.asked.signal);
-    handler.elicit({ ...eliciting.prompt }, link.signal).then(
-      (answer) => {
-        link.dispose();
-        if (!link.signal.aborted) eliciting.settle({ answer, by: responder.name });
-      },
-      (error: unknown) => {
-        link.dispose();
-        if (link.signal.aborted) return;
-        eliciting.settle({
-          error:
-            error instanceof Error
-              ? error
-              : new Error(`the request for input could not be asked: ${errorMessage(error)}`),
-        });
-      },
-    );
+    if (handler.elicit === undefined) return;
+    const elicit = handler.elicit.bind(handler);
+    putTo(responder.name, eliciting, 'the request for input', (signal) =>
+      elicit({ ...eliciting.prompt }, signal));
   }
-
-  private readonly asking = new WeakMap<Waiting, AbortSignal>();
 
   private ask(responder: ApprovalResponder, waiting: Waiting): void {
-    const settled = this.asking.get(waiting);
-    if (settled === undefined || settled.aborted) return;
-    // The responder's wait ends when the question is settled, by whoever.
-    const link = linkAbortSignal(settled);
-    responder.handler.approve({ ...waiting.prompt }, link.signal).then(
-      (answer) => {
-        link.dispose();
-        if (!link.signal.aborted) waiting.settle({ answer, by: responder.name });
-      },
-      (error: unknown) => {
-        link.dispose();
-        if (link.signal.aborted) return;
-        // A responder that cannot ask (its output broke) fails the question: better than waiting.
-        waiting.settle({
-          error:
-            error instanceof Error
-              ? error
-              : new Error(`the approval could not be asked: ${errorMessage(error)}`),
-        });
-      },
-    );
+    putTo(responder.name, waiting, 'the approval', (signal) =>
+      responder.handler.approve({ ...waiting.prompt }, signal));
   }
+
+  /** Tells `onChange` how many questions wait now. */
+  private changed(): void {
+    this.onChange(this.waiting.size + this.eliciting.size);
+  }
+}
+
+/**
+ * Puts a question (an approval, a request for input) to one responder, named `by`: its answer
+ * settles the question unless another settled it first, and its wait ends once the question is
+ * settled, by whoever (`asked`). A responder that cannot ask (its output broke) fails the
+ * question: better than waiting.
+ */
+function putTo<A>(
+  by: string,
+  question: {
+    asked: AbortController;
+    settle: (outcome: { answer: A; by: string } | { error: Error }) => void;
+  },
+  what: string,
+  asking: (signal: AbortSignal) => Promise<A>,
+): void {
+  if (question.asked.signal.aborted) return;
+  // The responder may leave its listeners on the signal: it gets one of its own.
+  const link = linkAbortSignal(question.asked.signal);
+  asking(link.signal).then(
+    (answer) => {
+      link.dispose();
+      if (!link.signal.aborted) question.settle({ answer, by });
+    },
+    (error: unknown) => {
+      link.dispose();
+      if (link.signal.aborted) return;
+      question.settle({
+        error: error instanceof Error
+          ? error
+          : new Error(`${what} could not be asked: ${errorMessage(error)}`),
+      });
+    },
+  );
 }

@@ -10,6 +10,7 @@ import {
   type SessionRunState,
   type TaskToolProgress,
   type ToolCall,
+  type ToolMessage,
 } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 import {
@@ -154,9 +155,11 @@ export class SessionHost {
   /** The end of the last task started (its last events, and giving its use back). */
   private ending: Promise<void> | undefined;
   private releasing: Promise<void> | undefined;
-  /** Why `close` let the session go, whoever was attached; set once it began. */
+  /**
+   * Why `close` let the session go, whoever was attached: set once it began (`undefined` until
+   * then, and only then).
+   */
   private closeReason: unknown;
-  private closing = false;
   /** Who hears the progress of the tools of the session's tasks (see `onToolProgress`). */
   private readonly progressListeners = new Listeners<TaskToolProgress>();
 
@@ -363,7 +366,7 @@ export class SessionHost {
   private checkOpen(): void {
     const ended = this.events.ended;
     if (ended !== undefined) throw ended;
-    if (this.closing || this.releasing !== undefined) {
+    if (this.closeReason !== undefined || this.releasing !== undefined) {
       throw sessionEndOf(this.closeReason, this.sessionId);
     }
   }
@@ -407,7 +410,6 @@ export class SessionHost {
    */
   async close(reason: unknown = new Error('the session was closed')): Promise<void> {
     this.closeReason ??= reason;
-    this.closing = true;
     const task = this.active?.task;
     if (task !== undefined) {
       this.cancel(reason);
@@ -516,8 +518,7 @@ function unansweredResults(
   }
   return [...calls].map(([id, name]) => {
     const observation = history.findLast(
-      (message): message is Extract<Message, { role: 'tool' }> =>
-        message.role === 'tool' && message.toolCallId === id,
+      (message): message is ToolMessage => message.role === 'tool' && message.toolCallId === id,
     );
     return {
       tool_call_id: id,

@@ -1,6 +1,12 @@
 import path from 'node:path';
 import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
-import { SharedResources, abortReason, errorMessage, type SharedLease } from '@claw/core';
+import {
+  SharedResources,
+  abortReason,
+  errorMessage,
+  type SetTimer,
+  type SharedLease,
+} from '@claw/core';
 import {
   SessionLockedError,
   type SessionLog,
@@ -13,16 +19,7 @@ import { RemoteRuntime, type RuntimeHandle } from './remote-runtime.js';
 import { RemoteSession } from './remote-session.js';
 import type { Runtime } from './runtime.js';
 import type { SessionView } from './session-host.js';
-
-/** Starts a timer and returns what cancels it (injectable: tests drive time). */
-export type SetTimer = (callback: () => void, ms: number) => () => void;
-
-/** `setTimeout`, read when called (fake timers still apply), not keeping the process alive. */
-const defaultSetTimer: SetTimer = (callback, ms) => {
-  const timer = setTimeout(callback, ms);
-  timer.unref();
-  return () => clearTimeout(timer);
-};
+import { unrefSetTimer } from './timers.js';
 
 /** Options of {@link SessionLifecycle}. */
 export interface SessionLifecycleOptions {
@@ -129,7 +126,7 @@ export class SessionLifecycle {
     this.name = options.name ?? 'claw';
     const { relay } = options;
     this.shared = relay === undefined ? undefined : { ...relay, relay: relay.log.relayParts() };
-    this.setTimer = options.setTimer ?? defaultSetTimer;
+    this.setTimer = options.setTimer ?? unrefSetTimer;
   }
 
   /** Who answers when the idle timeout denies (`by` of its `approval_resolved`). */
@@ -152,13 +149,7 @@ export class SessionLifecycle {
       return new RemoteRuntime({
         id: options.id ?? `client:${entry.sessionId}`,
         remote,
-        onClose: async () => {
-          try {
-            await options.onClose?.();
-          } finally {
-            await this.leave(entry, lease);
-          }
-        },
+        onClose: this.leaving(entry, lease, options),
       });
     }
     return this.localRuntime(entry, lease, options);
@@ -218,10 +209,7 @@ export class SessionLifecycle {
 
   /** Cancels every task running here and waits for each to end (its history stays paired). */
   async cancelAll(reason: Error): Promise<void> {
-    await Promise.allSettled((await this.current()).map(async (entry) => {
-      entry.keeper?.cancel(reason);
-      await entry.keeper?.idle();
-    }));
+    await Promise.allSettled((await this.current()).map((entry) => this.endTask(entry, reason)));
   }
 
   /**
@@ -237,10 +225,7 @@ export class SessionLifecycle {
     // already, and what other processes' clients send is its to answer, not this one's.
     for (const entry of entries) this.stopServing(entry);
     // The task first, while its clients still follow the session: they see it canceled.
-    await Promise.allSettled(entries.map(async (entry) => {
-      entry.keeper?.cancel(reason);
-      await entry.keeper?.idle();
-    }));
+    await Promise.allSettled(entries.map((entry) => this.endTask(entry, reason)));
     await Promise.allSettled(entries.map(async (entry) => {
       await this.take(entry);
       // Closing waits for the session's last events to settle (their writes are refused); its
@@ -264,6 +249,12 @@ export class SessionLifecycle {
       });
     }));
     await Promise.allSettled([...this.unloadings]);
+  }
+
+  /** Cancels the task the entry's session runs here, if any, and waits for it to end. */
+  private async endTask(entry: Entry, reason: Error): Promise<void> {
+    entry.keeper?.cancel(reason);
+    await entry.keeper?.idle();
   }
 
   /** The loaded entries (those that failed to load left out). */
@@ -306,6 +297,21 @@ export class SessionLifecycle {
     return new Error(`${this.name} is stopping`);
   }
 
+  /** The `onClose` of a client's handle: the caller's own, then the client leaves the entry. */
+  private leaving(
+    entry: Entry,
+    lease: SharedLease<Entry>,
+    options: CreateRuntimeOptions,
+  ): () => Promise<void> {
+    return async () => {
+      try {
+        await options.onClose?.();
+      } finally {
+        await this.leave(entry, lease);
+      }
+    };
+  }
+
   private async localRuntime(
     entry: Entry,
     lease: SharedLease<Entry>,
@@ -317,13 +323,7 @@ export class SessionLifecycle {
         ...options,
         workDir,
         sessionId,
-        onClose: async () => {
-          try {
-            await options.onClose?.();
-          } finally {
-            await this.leave(entry, lease);
-          }
-        },
+        onClose: this.leaving(entry, lease, options),
       });
     } catch (error) {
       await this.leave(entry, lease).catch(() => undefined);
