@@ -1,12 +1,5 @@
-import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
-import {
-  MemorySessionLog,
-  SessionStore,
-  leaseLostCode,
-  type AppendResult,
-  type LogRecord,
-  type SessionSnapshot,
-} from '@claw/session-store';
+import { ClawError, type SessionEvent } from '@claw/core';
+import { SessionStore, leaseLostCode } from '@claw/session-store';
 import { ManualClock } from '@claw/testing';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,60 +7,51 @@ import {
   SessionEndedError,
   SessionEventLog,
   SubscriberLaggedError,
-  type EventSource,
 } from '../src/index.js';
+import {
+  FlakyLog,
+  delta,
+  drain,
+  nextTurn,
+  scriptedSource,
+  storeDown,
+} from './helpers.js';
 
-const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
-const storeDown = (): ClawError => new ClawError('connection refused', { code: 'store_unavailable' });
-
-interface Deferred {
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-function deferred(): { promise: Promise<void> } & Deferred {
-  let resolve: () => void = () => undefined;
-  let reject: (error: unknown) => void = () => undefined;
-  const promise = new Promise<void>((yes, no) => {
-    resolve = yes;
-    reject = no;
-  });
-  return { promise, resolve, reject };
+/** A log over a scripted source (`scriptedSource`), its retries on a manual clock. */
+function scriptedLog(
+  options: Omit<ConstructorParameters<typeof SessionEventLog>[0], 'session' | 'setTimer'> = {},
+) {
+  const session = scriptedSource();
+  const clock = new ManualClock();
+  const log = new SessionEventLog({ session, setTimer: clock.setTimer, ...options });
+  /** Appends an event whose write the store refuses; resolves once the log saw the refusal. */
+  const appendRefused = async (content: string, error: unknown = storeDown()): Promise<void> => {
+    const { seq } = log.append(delta(content));
+    session.writes.get(seq)?.reject(error);
+    await nextTurn();
+  };
+  return { session, clock, log, appendRefused };
 }
 
 /**
- * An event source whose writes settle as the test says, one by one (`writes[seq]`), and whose
- * `flush` calls wait for the test too (`flushes`, oldest first). Stored in order, as a session is:
- * a write that succeeds after a failed one stores that one too.
+ * A log whose event 1 was refused and whose first retry (`flushes[0]`) is under way, and a
+ * subscriber from the start, read to its end.
  */
-function scriptedSource(): EventSource & { writes: Map<number, Deferred>; flushes: Deferred[] } {
-  let seq = 0;
-  const writes = new Map<number, Deferred>();
-  const flushes: Deferred[] = [];
-  return {
-    id: 's',
-    writes,
-    flushes,
-    lastEventSeq: () => seq,
-    storedEvents: () => [],
-    appendEvent: (body: SessionEventBody) => {
-      seq += 1;
-      const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
-      const write = deferred();
-      writes.set(seq, write);
-      return { event, written: write.promise };
-    },
-    flush: () => {
-      const flush = deferred();
-      flushes.push(flush);
-      return flush.promise;
-    },
-  };
+async function retrying() {
+  const scripted = scriptedLog();
+  const reading = drainSeqs(scripted.log.events({ after: 0 }));
+  await scripted.appendRefused('one');
+  scripted.clock.advance(100);
+  expect(scripted.session.flushes).toHaveLength(1);
+  return { ...scripted, reading };
 }
 
-/** Lets every callback the settled writes scheduled run (their microtasks, and the next turn). */
-async function nextTurn(): Promise<void> {
-  for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+/** `drain`, as seqs. */
+async function drainSeqs(
+  events: AsyncIterator<SessionEvent>,
+): Promise<{ seqs: number[]; ended: unknown }> {
+  const { seen, ended } = await drain(events);
+  return { seqs: seen.map((event) => event.seq), ended };
 }
 
 /** Waits, a turn of the event loop at a time, until `check` holds (at most 1,000 turns). */
@@ -113,25 +97,9 @@ function reader(events: AsyncIterator<SessionEvent>): {
   };
 }
 
-/** Reads an iteration to its end: what it yielded, and what it ended with (`undefined`: done). */
-async function drain(events: AsyncIterator<SessionEvent>): Promise<{ seqs: number[]; ended: unknown }> {
-  const seqs: number[] = [];
-  try {
-    for (;;) {
-      const next = await events.next();
-      if (next.done === true) return { seqs, ended: undefined };
-      seqs.push(next.value.seq);
-    }
-  } catch (error) {
-    return { seqs, ended: error };
-  }
-}
-
 describe('SessionEventLog: an event whose write failed is delivered only once stored (RT-3, RT-4)', () => {
   it('holds it, and the events after it, until a later write stores it; then delivers them in order', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
+    const { session, clock, log } = scriptedLog();
     const read = reader(log.events({ after: 0 }));
     log.append(delta('one'));
     session.writes.get(1)?.resolve();
@@ -163,19 +131,12 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
   });
 
   it('stores it again through flush, with a growing delay, until that works; then delivers it', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
     const told: Array<{ error: unknown; what: string }> = [];
-    const log = new SessionEventLog({
-      session,
-      setTimer: clock.setTimer,
+    const { session, clock, log, appendRefused } = scriptedLog({
       onError: (error, what) => told.push({ error, what }),
     });
     const read = reader(log.events({ after: 0 }));
-    log.append(delta('one'));
-    const refused = storeDown();
-    session.writes.get(1)?.reject(refused);
-    await nextTurn();
+    await appendRefused('one');
     expect(await read.pending()).toBe(true);
     expect(clock.pending.map((timer) => timer.ms)).toEqual([100]);
 
@@ -196,20 +157,14 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
     expect(clock.pending).toEqual([]);
 
     // A later failure starts again from the first delay.
-    log.append(delta('two'));
-    session.writes.get(2)?.reject(storeDown());
-    await nextTurn();
+    await appendRefused('two');
     expect(clock.pending.map((timer) => timer.ms)).toEqual([100]);
     log.close();
   });
 
   it('the delay stops growing at its bound', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
-    log.append(delta('one'));
-    session.writes.get(1)?.reject(storeDown());
-    await nextTurn();
+    const { session, clock, log, appendRefused } = scriptedLog();
+    await appendRefused('one');
     const delays: number[] = [];
     for (let attempt = 0; attempt < 10; attempt += 1) {
       const [timer] = clock.pending;
@@ -225,15 +180,11 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
   });
 
   it('closed with a reason before it was stored: subscribers end with it, never seeing the unstored event', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
-    const reading = drain(log.events({ after: 0 }));
+    const { session, clock, log, appendRefused } = scriptedLog();
+    const reading = drainSeqs(log.events({ after: 0 }));
     log.append(delta('stored'));
     session.writes.get(1)?.resolve();
-    log.append(delta('never stored'));
-    session.writes.get(2)?.reject(storeDown());
-    await nextTurn();
+    await appendRefused('never stored');
 
     log.close(new ClawError('the database cannot be reached', { code: 'store_unavailable' }));
     const { seqs, ended } = await reading;
@@ -244,16 +195,13 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
     expect(clock.pending).toEqual([]);
     expect(log.lastSeq).toBe(1);
     // A later subscriber gets what was stored, then the same end.
-    expect(await drain(log.events({ after: 0 }))).toEqual({ seqs: [1], ended });
+    expect(await drainSeqs(log.events({ after: 0 }))).toEqual({ seqs: [1], ended });
   });
 
   it('closed without a reason while an event is not stored: subscribers still end with store_unavailable, not silently', async () => {
-    const session = scriptedSource();
-    const log = new SessionEventLog({ session, setTimer: new ManualClock().setTimer });
-    const reading = drain(log.events({ after: 0 }));
-    log.append(delta('never stored'));
-    session.writes.get(1)?.reject(new ClawError('disk full', { code: 'session_write_failed' }));
-    await nextTurn();
+    const { log, appendRefused } = scriptedLog();
+    const reading = drainSeqs(log.events({ after: 0 }));
+    await appendRefused('never stored', new ClawError('disk full', { code: 'session_write_failed' }));
     log.close();
     const { seqs, ended } = await reading;
     expect(seqs).toEqual([]);
@@ -264,10 +212,8 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
   });
 
   it('closed while a later write is under way: it may still store the held event, which is then delivered', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
-    const reading = drain(log.events({ after: 0 }));
+    const { session, clock, log } = scriptedLog();
+    const reading = drainSeqs(log.events({ after: 0 }));
     log.append(delta('one'));
     log.append(delta('two'));
     session.writes.get(1)?.reject(storeDown());
@@ -281,30 +227,14 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
   });
 
   it('closed while a retry is under way: the close waits for it, and what it stored is delivered', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
-    const reading = drain(log.events({ after: 0 }));
-    log.append(delta('one'));
-    session.writes.get(1)?.reject(storeDown());
-    await nextTurn();
-    clock.advance(100);
-    expect(session.flushes).toHaveLength(1);
+    const { session, log, reading } = await retrying();
     log.close(new Error('the last client left'));
     session.flushes[0]?.resolve();
     expect(await reading).toEqual({ seqs: [1], ended: expect.objectContaining({ code: 'session_dropped' }) as unknown });
   });
 
   it('a retry refused because the session is lost ends subscribers with lease_lost, as a write does', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer });
-    const reading = drain(log.events({ after: 0 }));
-    log.append(delta('one'));
-    session.writes.get(1)?.reject(storeDown());
-    await nextTurn();
-    clock.advance(100);
-    expect(session.flushes).toHaveLength(1);
+    const { session, clock, log, reading } = await retrying();
     const lost = new ClawError('taken over by instance b', { code: leaseLostCode });
     session.flushes[0]?.reject(new ClawError('could not store', { code: 'session_write_failed', cause: lost }));
     expect(await reading).toEqual({ seqs: [], ended: lost });
@@ -313,13 +243,9 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
   });
 
   it('held events beyond the retention are let go from memory; once stored, subscribers behind them start over', async () => {
-    const session = scriptedSource();
-    const clock = new ManualClock();
-    const log = new SessionEventLog({ session, setTimer: clock.setTimer, retention: { maxEvents: 3 } });
+    const { session, log, appendRefused } = scriptedLog({ retention: { maxEvents: 3 } });
     const behind = log.events({ after: 0 });
-    log.append(delta('one'));
-    session.writes.get(1)?.reject(storeDown());
-    await nextTurn();
+    await appendRefused('one');
     for (let index = 2; index <= 5; index += 1) log.append(delta(`d${index}`));
     // Stored at last, with the events after it.
     for (let seq = 2; seq <= 5; seq += 1) session.writes.get(seq)?.resolve();
@@ -335,32 +261,6 @@ describe('SessionEventLog: an event whose write failed is delivered only once st
     log.close();
   });
 });
-
-/** A memory log that refuses every write while `down` (a store that cannot be reached). */
-class FlakyLog extends MemorySessionLog {
-  down = false;
-  refused = 0;
-
-  override async append(
-    id: string,
-    records: readonly LogRecord[],
-    options: { sync: boolean },
-  ): Promise<AppendResult> {
-    this.refuse();
-    return super.append(id, records, options);
-  }
-
-  override async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
-    this.refuse();
-    await super.compact(id, snapshot);
-  }
-
-  private refuse(): void {
-    if (!this.down) return;
-    this.refused += 1;
-    throw new ClawError('connection refused', { code: 'store_unavailable' });
-  }
-}
 
 const workDir = '/virtual/workspace';
 
@@ -416,7 +316,7 @@ describe('SessionEventLog over a stored session whose store fails, then comes ba
       setTimer: clock.setTimer,
       onError: (error) => told.push(error),
     });
-    const reading = drain(events.events({ after: 0 }));
+    const reading = drainSeqs(events.events({ after: 0 }));
     events.append(delta('one'));
     await turnsUntil(() => (events.lastSeq === 1), 'the first event');
     log.down = true;

@@ -1,4 +1,4 @@
-import { ClawError, eventJson, type SessionEvent, type SessionEventBody } from '@claw/core';
+import { ClawError, eventJson, type SessionEvent } from '@claw/core';
 import { leaseLostCode } from '@claw/session-store';
 import { describe, expect, it } from 'vitest';
 import {
@@ -6,9 +6,8 @@ import {
   SessionEventLog,
   SubscriberLaggedError,
 } from '../src/index.js';
-import { heldEventSource, nextTurn } from './helpers.js';
+import { delta, heldEventSource, nextTurn } from './helpers.js';
 
-const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
 const event = (seq: number): SessionEvent => ({
   type: 'text_delta', task_id: 't', content: `e${seq}`, session_id: 's', seq, at: new Date(0).toISOString(),
 });

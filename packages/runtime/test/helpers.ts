@@ -1,14 +1,26 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionEvent, SessionEventBody, Tool } from '@claw/core';
+import { ClawError, type SessionEvent, type SessionEventBody, type Tool } from '@claw/core';
 import { plainCommandSpawner } from '@claw/sandbox';
+import {
+  MemoryRelay,
+  MemorySessionLog,
+  SessionStore,
+  type AppendResult,
+  type LogRecord,
+  type SessionLog,
+  type SessionSnapshot,
+  type StoredLog,
+} from '@claw/session-store';
 import { ScriptedProvider, type ScriptedStep } from '@claw/testing';
 import {
+  RemoteSession,
   RuntimeFactory,
   defaultSettings,
   type EventSource,
   type RuntimeFactoryOptions,
+  type SessionSource,
   type Settings,
 } from '../src/index.js';
 
@@ -22,6 +34,7 @@ export const settings = (overrides: Partial<Settings> = {}): Settings => ({
 
 const folders = new Set<string>();
 const factories = new Set<RuntimeFactory>();
+const stores = new Set<SessionStore>();
 
 export async function tempWorkspace(prefix = 'claw-runtime-'): Promise<string> {
   const folder = await mkdtemp(join(tmpdir(), prefix));
@@ -45,9 +58,21 @@ export function scriptedFactory(
   return { factory, provider };
 }
 
+/**
+ * The sessions of one process, stored in `log` (its own, or its instance of a shared one), for
+ * `RuntimeFactoryOptions.sessions`; its store is closed by `cleanUp`, after the factories.
+ */
+export function sessionsIn(log: SessionLog): SessionSource {
+  const store = new SessionStore({ log });
+  stores.add(store);
+  return { open: (id, options) => store.open(id, options), list: () => store.list() };
+}
+
 export async function cleanUp(): Promise<void> {
   await Promise.allSettled([...factories].map((factory) => factory.close()));
   factories.clear();
+  await Promise.allSettled([...stores].map((store) => store.close()));
+  stores.clear();
   await Promise.all([...folders].map((folder) => rm(folder, { recursive: true, force: true })));
   folders.clear();
 }
@@ -83,7 +108,6 @@ export async function until(
 export const isTaskEnd = (event: SessionEvent): boolean =>
   event.type === 'task_completed' || event.type === 'task_canceled' || event.type === 'task_failed';
 
-/** Waits (polling every 5 ms, at most 5 s) until `check` holds; fails the test otherwise. */
 /**
  * Resolves once the `setImmediate` callbacks that the work of this turn of the event loop scheduled
  * (its microtasks included) ran: the event log checks its subscribers' bounds then, not on every
@@ -93,6 +117,7 @@ export async function nextTurn(): Promise<void> {
   for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Waits (polling every 5 ms, at most 5 s) until `check` holds; fails the test otherwise. */
 export async function eventually(check: () => boolean, what = 'the condition'): Promise<void> {
   for (let waited = 0; waited < 5000; waited += 5) {
     if (check()) return;
@@ -113,25 +138,169 @@ export function progressSteps(count: number): Tool {
   };
 }
 
-/** An event source whose writes settle as the test says. */
-export function heldEventSource(): EventSource & { settle: (error?: Error) => void } {
+/** A promise and what settles it. */
+export interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export function deferred(): Deferred {
+  let resolve: () => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
+
+/** A `text_delta` event of task `t`. */
+export const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
+
+/** A store that cannot be reached, as it says so. */
+export const storeDown = (): ClawError => new ClawError('connection refused', { code: 'store_unavailable' });
+
+/**
+ * An event source (session `s`) whose writes settle as the test says, one by one (`writes[seq]`),
+ * and whose `flush` calls wait for the test too (`flushes`, oldest first). Stored in order, as a
+ * session is: a write that succeeds after a failed one stores that one too.
+ */
+export function scriptedSource(): EventSource & { writes: Map<number, Deferred>; flushes: Deferred[] } {
   let seq = 0;
-  const pending: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  const writes = new Map<number, Deferred>();
+  const flushes: Deferred[] = [];
   return {
     id: 's',
+    writes,
+    flushes,
     lastEventSeq: () => seq,
     storedEvents: () => [],
     appendEvent: (body: SessionEventBody) => {
       seq += 1;
       const event = { ...body, session_id: 's', seq, at: new Date(0).toISOString() };
-      const written = new Promise<void>((resolve, reject) => pending.push({ resolve, reject }));
-      return { event, written };
+      const write = deferred();
+      writes.set(seq, write);
+      return { event, written: write.promise };
     },
-    settle: (error) => {
-      for (const { resolve, reject } of pending.splice(0)) {
-        if (error === undefined) resolve();
-        else reject(error);
-      }
+    flush: () => {
+      const flush = deferred();
+      flushes.push(flush);
+      return flush.promise;
     },
   };
+}
+
+/**
+ * An event source whose writes settle as the test says, all those waiting at once (`settle`). It
+ * has no `flush`: a failed write waits for a later one, never for a retry.
+ */
+export function heldEventSource(): EventSource & { settle: (error?: Error) => void } {
+  const { flush: _flush, flushes: _flushes, writes, ...source } = scriptedSource();
+  return {
+    ...source,
+    settle: (error) => {
+      for (const write of writes.values()) {
+        if (error === undefined) write.resolve();
+        else write.reject(error);
+      }
+      writes.clear();
+    },
+  };
+}
+
+/** Reads an iteration to its end: what it yielded, and what it ended with (`undefined`: done). */
+export async function drain(
+  events: AsyncIterator<SessionEvent>,
+): Promise<{ seen: SessionEvent[]; ended: unknown }> {
+  const seen: SessionEvent[] = [];
+  try {
+    for (;;) {
+      const next = await events.next();
+      if (next.done === true) return { seen, ended: undefined };
+      seen.push(next.value);
+    }
+  } catch (error) {
+    return { seen, ended: error };
+  }
+}
+
+/** A memory log that refuses every write while `down` (a store that cannot be reached). */
+export class FlakyLog extends MemorySessionLog {
+  down = false;
+  /** The writes refused so far. */
+  refused = 0;
+
+  override async append(
+    id: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean },
+  ): Promise<AppendResult> {
+    this.refuse();
+    return super.append(id, records, options);
+  }
+
+  override async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+    this.refuse();
+    await super.compact(id, snapshot);
+  }
+
+  private refuse(): void {
+    if (!this.down) return;
+    this.refused += 1;
+    throw storeDown();
+  }
+}
+
+/** Collects the unhandled rejections of the process until `stop()`. */
+export function watchUnhandled(): { seen: unknown[]; stop: () => void } {
+  const seen: unknown[] = [];
+  const listener = (reason: unknown): void => {
+    seen.push(reason);
+  };
+  process.on('unhandledRejection', listener);
+  return { seen, stop: () => process.off('unhandledRejection', listener) };
+}
+
+/**
+ * A shared log whose readers find nothing new while `held` (a store that lags behind);
+ * `nextLoad` resolves once a load of it returned.
+ */
+export class HeldRelay extends MemoryRelay {
+  held = false;
+  private loaded: Array<() => void> = [];
+
+  override readSince(
+    id: string,
+    afterSeq: number,
+    options?: { limit?: number },
+  ): ReturnType<MemoryRelay['readSince']> {
+    if (this.held) return Promise.resolve({ records: [], oldestSeq: afterSeq + 1 });
+    return super.readSince(id, afterSeq, options);
+  }
+
+  override async load(id: string): Promise<StoredLog | undefined> {
+    const stored = await super.load(id);
+    for (const done of this.loaded.splice(0)) done();
+    return stored;
+  }
+
+  nextLoad(): Promise<void> {
+    return new Promise((resolve) => this.loaded.push(resolve));
+  }
+}
+
+/**
+ * Follows session `s` through `relay` (read every 10 ms), as a process that does not own it
+ * would; its owner going away is left to the test.
+ */
+export function followSession(relay: MemoryRelay, workDir: string): Promise<RemoteSession> {
+  return RemoteSession.open({
+    log: relay,
+    relay: relay.relayParts(),
+    sessionId: 's',
+    workDir,
+    pollMs: 10,
+    onOwnerGone: () => Promise.resolve(),
+  });
 }

@@ -1,14 +1,8 @@
 import type { SessionEvent } from '@claw/core';
-import {
-  MemoryRelay,
-  newSessionSnapshot,
-  type LogRecord,
-  type SessionSnapshot,
-  type StoredLog,
-} from '@claw/session-store';
+import { newSessionSnapshot, type LogRecord, type SessionSnapshot } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CursorExpiredError, RemoteSession, SubscriberLaggedError } from '../src/index.js';
-import { cleanUp, nextTurn, tempWorkspace } from './helpers.js';
+import { CursorExpiredError, SubscriberLaggedError } from '../src/index.js';
+import { HeldRelay, cleanUp, followSession, nextTurn, tempWorkspace } from './helpers.js';
 
 // A process that does not own a session follows its records (SCALE-4). When the records it has
 // not read were compacted away, it reads the session afresh from the snapshot. Its clients must
@@ -43,53 +37,18 @@ function snapshotAt(workDir: string, seq: number, eventSeq: number): SessionSnap
 }
 
 /**
- * The follower's side of the shared sessions: its reads find nothing new while `held` (a store
- * that lags behind), and `nextLoad` resolves once a load of it returned.
- */
-class FollowerRelay extends MemoryRelay {
-  held = false;
-  private loaded: Array<() => void> = [];
-
-  override readSince(
-    id: string,
-    afterSeq: number,
-    options?: { limit?: number },
-  ): ReturnType<MemoryRelay['readSince']> {
-    if (this.held) return Promise.resolve({ records: [], oldestSeq: afterSeq + 1 });
-    return super.readSince(id, afterSeq, options);
-  }
-
-  override async load(id: string): Promise<StoredLog | undefined> {
-    const stored = await super.load(id);
-    for (const done of this.loaded.splice(0)) done();
-    return stored;
-  }
-
-  nextLoad(): Promise<void> {
-    return new Promise((resolve) => this.loaded.push(resolve));
-  }
-}
-
-/**
  * Session `s`, owned by another instance that stored `records` after an empty snapshot, and a
  * follower of it that read them all.
  */
 async function followed(options: { keptAfterCompaction: number; records: LogRecord[] }) {
   const workDir = await tempWorkspace();
-  const relay = new FollowerRelay({ keptAfterCompaction: options.keptAfterCompaction });
+  const relay = new HeldRelay({ keptAfterCompaction: options.keptAfterCompaction });
   const owner = relay.instance('owner');
   const lease = await owner.acquire('s');
   opened.push({ close: () => lease.release() });
   await owner.compact('s', snapshotAt(workDir, 0, 0));
   await owner.append('s', options.records, { sync: true });
-  const remote = await RemoteSession.open({
-    log: relay,
-    relay: relay.relayParts(),
-    sessionId: 's',
-    workDir,
-    pollMs: 10,
-    onOwnerGone: () => Promise.resolve(),
-  });
+  const remote = await followSession(relay, workDir);
   opened.push(remote);
   return { workDir, relay, owner, remote };
 }

@@ -1,20 +1,22 @@
 import { ClawError, type SessionEvent, type TaskToolProgress } from '@claw/core';
-import { MemoryRelay, SessionStore } from '@claw/session-store';
+import { MemoryRelay } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CursorExpiredError,
-  RemoteSession,
+  type RemoteSession,
   SessionBusyError,
   SubscriberLaggedError,
   relayHandler,
-  type SessionSource,
 } from '../src/index.js';
 import {
+  HeldRelay,
   cleanUp,
   eventually,
+  followSession,
   isTaskEnd,
   progressSteps,
   scriptedFactory,
+  sessionsIn,
   take,
   tempWorkspace,
   until,
@@ -29,33 +31,9 @@ afterEach(async () => {
 
 const chunks = (count: number) => Array.from({ length: count }, (_, index) => `w${index} `);
 
-/** A shared log whose readers find nothing new while `held` (a store that lags behind). */
-class HeldRelay extends MemoryRelay {
-  held = false;
-
-  override readSince(id: string, afterSeq: number): ReturnType<MemoryRelay['readSince']> {
-    if (this.held) return Promise.resolve({ records: [], oldestSeq: afterSeq + 1 });
-    return super.readSince(id, afterSeq);
-  }
-}
-
-/** The sessions of a runtime factory, stored in `relay` (as its own instance owns them). */
-function sessionsOf(relay: MemoryRelay): SessionSource {
-  const store = new SessionStore({ log: relay });
-  opened.push(store);
-  return { open: (id, options) => store.open(id, options), list: () => store.list() };
-}
-
 /** Follows session `s` through `relay`, as a process that does not own it would. */
 async function follow(relay: MemoryRelay, workDir: string): Promise<RemoteSession> {
-  const remote = await RemoteSession.open({
-    log: relay,
-    relay: relay.relayParts(),
-    sessionId: 's',
-    workDir,
-    pollMs: 10,
-    onOwnerGone: () => Promise.resolve(),
-  });
+  const remote = await followSession(relay, workDir);
   opened.push(remote);
   return remote;
 }
@@ -66,7 +44,7 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     const relay = new MemoryRelay();
     // Two unread events end a subscriber of the runtime's log: the follower falls behind at once.
     const { factory } = scriptedFactory([{ textChunks: chunks(40) }], {
-      sessions: sessionsOf(relay),
+      sessions: sessionsIn(relay),
       subscriberBound: { maxEvents: 2 },
     });
     const remote = await follow(relay, workDir);
@@ -93,7 +71,7 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     const relay = new HeldRelay();
     // The runtime here keeps its last two events only.
     const { factory } = scriptedFactory([{ text: 'first' }, { textChunks: chunks(40) }], {
-      sessions: sessionsOf(relay),
+      sessions: sessionsIn(relay),
       eventRetention: { maxEvents: 2 },
     });
     const remote = await follow(relay, workDir);
@@ -147,7 +125,7 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
   it('answers a cancel on an idle session as the owner does: not_running', async () => {
     const workDir = await tempWorkspace();
     const relay = new MemoryRelay();
-    const { factory } = scriptedFactory([], { sessions: sessionsOf(relay) });
+    const { factory } = scriptedFactory([], { sessions: sessionsIn(relay) });
     const owner = await factory.createRuntime({ workDir, sessionId: 's' });
     const stopServing = relay.serve('s', relayHandler(owner));
     opened.push({ close: () => Promise.resolve(stopServing()) });
@@ -170,7 +148,7 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     const workDir = await tempWorkspace();
     const relay = new MemoryRelay();
     const { factory } = scriptedFactory([{ textChunks: chunks(200), chunkDelayMs: 10 }], {
-      sessions: sessionsOf(relay),
+      sessions: sessionsIn(relay),
     });
     const remote = await follow(relay, workDir);
     const local = await factory.createRuntime({ workDir, sessionId: 's' });
@@ -189,7 +167,7 @@ describe('RemoteSession after a takeover (SCALE-3, SCALE-4)', () => {
     const relay = new MemoryRelay();
     const { factory } = scriptedFactory(
       [{ toolCalls: [{ id: 'c1', name: 'steps', arguments: {} }] }, { text: 'done' }],
-      { tools: [progressSteps(2)], sessions: sessionsOf(relay) },
+      { tools: [progressSteps(2)], sessions: sessionsIn(relay) },
     );
     const remote = await follow(relay, workDir);
     const heard: TaskToolProgress[] = [];

@@ -1,28 +1,22 @@
-import { ClawError, type SessionEvent, type SessionEventBody } from '@claw/core';
+import { ClawError } from '@claw/core';
 import type { RunResult } from '@claw/engine';
-import { MemorySessionLog, MemorySessionManager, SessionStore, leaseLostCode } from '@claw/session-store';
+import { MemorySessionManager, SessionStore, leaseLostCode } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SessionEndedError } from '../src/event-log.js';
-import { SessionEventLog, SessionHost } from '../src/index.js';
-import { cleanUp, heldEventSource, isTaskEnd, scriptedFactory, tempWorkspace, until } from './helpers.js';
+import { SessionEndedError, SessionEventLog, SessionHost } from '../src/index.js';
+import {
+  FlakyLog,
+  cleanUp,
+  delta,
+  drain,
+  heldEventSource,
+  isTaskEnd,
+  scriptedFactory,
+  tempWorkspace,
+  until,
+  watchUnhandled,
+} from './helpers.js';
 
 afterEach(cleanUp);
-
-/** Reads an iteration to its end: what it yielded, and what it ended with (`undefined`: done). */
-async function drain(events: AsyncIterator<SessionEvent>): Promise<{ seen: SessionEvent[]; ended: unknown }> {
-  const seen: SessionEvent[] = [];
-  try {
-    for (;;) {
-      const next = await events.next();
-      if (next.done === true) return { seen, ended: undefined };
-      seen.push(next.value);
-    }
-  } catch (error) {
-    return { seen, ended: error };
-  }
-}
-
-const delta = (content: string): SessionEventBody => ({ type: 'text_delta', task_id: 't', content });
 
 describe('a session log closed with a reason (LIFE-2)', () => {
   it('ends its subscribers with the reason after the events numbered before it, and so any later subscriber', async () => {
@@ -104,11 +98,7 @@ describe('a session host let go while clients follow it (LIFE-2)', () => {
     const whenReported = new Promise<void>((resolve) => {
       reported = resolve;
     });
-    const unhandled: unknown[] = [];
-    const onUnhandled = (error: unknown): void => {
-      unhandled.push(error);
-    };
-    process.on('unhandledRejection', onUnhandled);
+    const unhandled = watchUnhandled();
     let finish: (result: RunResult) => void = () => undefined;
     const host: SessionHost = new SessionHost({
       lease: { session: lease.session, release: () => Promise.reject(refused) },
@@ -133,28 +123,16 @@ describe('a session host let go while clients follow it (LIFE-2)', () => {
       expect(told).toEqual([{ error: refused, what: 'ending task task-1 of session "s"' }]);
       expect(host.state).toBe('idle');
       expect(host.activeTask).toBeUndefined();
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     } finally {
-      process.off('unhandledRejection', onUnhandled);
+      unhandled.stop();
       await lease.release();
     }
   });
 
   it('a retry of an event write that fails again is told through the host\'s onError, never thrown (LIFE-2)', async () => {
     const workDir = await tempWorkspace();
-    const away = new ClawError('connection refused', { code: 'store_unavailable' });
-    const log = new (class extends MemorySessionLog {
-      down = false;
-      override async append(...args: Parameters<MemorySessionLog['append']>): ReturnType<MemorySessionLog['append']> {
-        if (this.down) throw away;
-        return super.append(...args);
-      }
-
-      override async compact(...args: Parameters<MemorySessionLog['compact']>): Promise<void> {
-        if (this.down) throw away;
-        await super.compact(...args);
-      }
-    })();
+    const log = new FlakyLog();
     const store = new SessionStore({ log });
     const lease = await store.open('s', { workDir });
     const told: string[] = [];

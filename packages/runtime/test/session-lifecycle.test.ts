@@ -7,7 +7,6 @@ import {
   SessionStore,
   type RelayReply,
   type RelayRequest,
-  type SessionLog,
 } from '@claw/session-store';
 import { ManualClock, type ScriptedStep } from '@claw/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -22,13 +21,16 @@ import {
 } from '../src/index.js';
 import {
   cleanUp,
+  deferred,
   eventually,
   isTaskEnd,
   nextTurn,
   scriptedFactory,
+  sessionsIn,
   settings,
   tempWorkspace,
   until,
+  watchUnhandled,
 } from './helpers.js';
 
 const lifecycles: SessionLifecycle[] = [];
@@ -52,13 +54,6 @@ function lifecycleOf(
   return { factory, lifecycle };
 }
 
-/** The sessions of one process, stored in `log` (its own, or its instance of a shared one). */
-function sessionsIn(log: SessionLog): SessionSource {
-  const store = new SessionStore({ log });
-  stores.push(store);
-  return { open: (id, options) => store.open(id, options), list: () => store.list() };
-}
-
 /** One claw instance on a shared log: its factory's sessions are stored there, and it relays. */
 function instanceOn(
   log: MemoryRelay,
@@ -70,16 +65,6 @@ function instanceOn(
     relay: { log, pollMs: 5 },
     factory: { sessions: sessionsIn(log) },
   });
-}
-
-/** Collects the unhandled rejections of the process until `stop()`. */
-function watchUnhandled(): { seen: unknown[]; stop: () => void } {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown): void => {
-    seen.push(reason);
-  };
-  process.on('unhandledRejection', listener);
-  return { seen, stop: () => process.off('unhandledRejection', listener) };
 }
 
 /** Sessions in memory whose leases fail to be released while `failing` is set (a store away). */
@@ -98,15 +83,6 @@ function releaseFailing() {
     list: () => store.list(),
   };
   return { state, failure, sessions };
-}
-
-/** A promise and what settles it. */
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve: () => void = () => undefined;
-  const promise = new Promise<void>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
 }
 
 const contents = (view: { history: ReadonlyArray<{ content: string }> }) =>
