@@ -179,25 +179,39 @@ describe('sequenced run events (RT-3)', () => {
 
   it('a slow subscriber never makes a model call time out: the timer does not include consumer time', async () => {
     const workDir = await tempWorkspace();
-    // The stream takes ~40 ms; the call may take 400 ms; the subscriber takes 40 ms per event.
+    // The stream takes ~40 ms and the call may take 2 s; the subscriber holds each event longer
+    // than that (2.5 s) for as long as the run goes on. Counted in the call's time, its reading
+    // would time the call out; not counted, the run completes while it holds its first event.
+    // Nothing here races the clock: a loaded machine only makes the run take longer.
     const scripted = new ScriptedProvider([{ textChunks: chunks(20), chunkDelayMs: 2 }]);
-    const provider = new RetryingProvider(scripted, { attempts: 1, callTimeoutMs: 400, firstTokenTimeoutMs: 400 });
+    const provider = new RetryingProvider(scripted, { attempts: 1, callTimeoutMs: 2_000, firstTokenTimeoutMs: 2_000 });
     const factory = new RuntimeFactory({ settings: settings(), provider, spawner: plainCommandSpawner() });
     try {
       const runtime = await factory.createRuntime({ workDir });
       const slow = runtime.events({ after: 0 });
+      const running = runtime.start('stream');
+      const finished = running.wait();
+      /** Holds an event for 2.5 s, or until the run finished. */
+      const hold = async (): Promise<void> => {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([finished, new Promise((resolve) => {
+          timer = setTimeout(resolve, 2_500);
+        })]);
+        clearTimeout(timer);
+      };
       let consumed = 0;
       const consumer = (async () => {
         for await (const event of slow) {
           consumed += 1;
-          await new Promise((resolve) => setTimeout(resolve, 40));
+          await hold();
           if (isTaskEnd(event)) return;
         }
       })();
-      const result = await runtime.start('stream').wait();
+      const result = await finished;
       expect(result.status).toBe('completed');
       expect(consumed).toBeLessThan(20);
       await consumer;
+      expect(consumed).toBeGreaterThan(20);
     } finally {
       await factory.close();
     }
