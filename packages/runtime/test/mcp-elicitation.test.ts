@@ -158,6 +158,39 @@ describe('requests for input of MCP servers (MCP-7)', () => {
     expect(runtime.snapshot().pendingElicitations).toEqual([]);
   });
 
+  it('a workspace server asks the session with a call to it in flight, not another busy session of the workspace', async () => {
+    const { workDir } = await workspace();
+    // The first model call (session b's) waits; the next two are session a's.
+    const { factory } = scriptedFactory([
+      { text: 'b never gets here', delayMs: 60_000 },
+      { toolCalls: [{ id: 'c1', name: 'mcp_sdk_ask', arguments: { message: 'Who are you?', requestedSchema: form } }] },
+      { text: 'done' },
+    ], { settings: settings({ trustWorkspaces: true }) });
+    const asked: string[] = [];
+    const answering = (name: string): ApprovalHandler => ({
+      approve: async () => 'allow_once',
+      elicit: async () => {
+        asked.push(name);
+        return { action: 'accept', content: { name } };
+      },
+    });
+    const b = await factory.createRuntime({ workDir, sessionId: 'b', approvalHandler: answering('b') });
+    const a = await factory.createRuntime({ workDir, sessionId: 'a', approvalHandler: answering('a') });
+    const bEvents = b.events({ after: 0 });
+    const bTask = b.start('wait');
+    await until(bEvents, (event) => event.type === 'thinking');
+    expect(b.state).toBe('running');
+
+    expect((await a.start('ask me').wait()).status).toBe('completed');
+    expect(asked).toEqual(['a']);
+    expect(toolResult(a)).toEqual({ action: 'accept', content: { name: 'a', count: 3 } });
+    expect(b.snapshot().pendingElicitations).toEqual([]);
+    b.cancel();
+    expect((await bTask.wait()).status).toBe('canceled');
+    const bSeen = await until(bEvents, (event) => event.type === 'task_canceled');
+    expect(bSeen.filter(typeIs('elicitation_request'))).toEqual([]);
+  });
+
   it("a session's own servers (an editor's) ask that session", async () => {
     const workDir = await tempWorkspace('claw-runtime-elicit-own-');
     const { factory } = scriptedFactory([
