@@ -6,6 +6,7 @@ import {
   SessionLogError,
   assertSessionId,
   checkAppendSeqs,
+  recordsToStore,
   summaryOf,
   type AppendResult,
   type LogRecord,
@@ -702,7 +703,10 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
       // become rows with it, so that readers following the rows get them and their events
       // (SCALE-4). After the session row, which they refer to; the trim below keeps as many of
       // them as of any records before a snapshot.
-      const rows = rowsToAdd(options.records ?? [], Number(row?.last_seq ?? 0), snapshot.seq);
+      const rows = recordsToStore(options.records ?? [], {
+        lastSeq: Number(row?.last_seq ?? 0),
+        snapshotSeq: snapshot.seq,
+      });
       if (rows.length > 0) {
         // A failed append may in fact have committed: `last_seq` then says so, and a row
         // already there is kept as it is.
@@ -852,21 +856,6 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
     if (ids.length > limit && last !== undefined) result.next = last;
     return result;
   }
-}
-
-/**
- * The records of a compaction that go on from `lastSeq`, the last row stored, one after the
- * other up to the snapshot's `seq`: the rest are rows already, or would follow a gap that a
- * reader could not cross anyway (the snapshot holds them all).
- */
-function rowsToAdd(records: readonly LogRecord[], lastSeq: number, seq: number): LogRecord[] {
-  const rows: LogRecord[] = [];
-  for (const record of records) {
-    if (record.seq <= lastSeq) continue;
-    if (record.seq > seq || record.seq !== lastSeq + rows.length + 1) break;
-    rows.push(record);
-  }
-  return rows;
 }
 
 /**

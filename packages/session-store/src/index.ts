@@ -7,7 +7,7 @@ export {
   type SessionLogErrorCode,
   type SessionStoreErrorCode,
 } from './errors.js';
-export { checkAppendSeqs } from './session-log.js';
+export { checkAppendSeqs, recordsToStore } from './session-log.js';
 export type {
   AppendResult,
   LogRecord,

@@ -118,7 +118,7 @@ export class LogWriter implements SessionWriter {
 
   write(record: LogRecord, options: WriteOptions): Promise<void> {
     this.pending.push({ record, sync: options.sync });
-    // After a clear the old history is dead weight, and the new snapshot is small: write it now.
+    // After a clear the old history is dead weight, and the new snapshot is small: compact soon.
     if (record.change.type === 'clear') this.cleared = true;
     // The changes made in one turn of the event loop (the calls of a tool wave, a message and its
     // events) are stored together: one write, and one fsync when any of them needs it.
@@ -233,11 +233,10 @@ export class LogWriter implements SessionWriter {
    * Compacts once the batch is appended, never in its place: processes that follow a shared log
    * read its records (SCALE-4), and a change folded into a snapshot without ever being a record
    * never reaches them, nor do its events. It costs one more write per compaction (for a file
-   * log the batch's bytes, flushed only when asked; for a shared one a transaction). `compact`
-   * could take them along (its `records`), but those are there to put a failed write right; an
-   * append stores them the same way on every log. With changes made
-   * while the batch was appended, it waits: a snapshot now would hold them in place of their
-   * records. Their write, already scheduled, appends them and compacts.
+   * log the batch's bytes, flushed only when asked; for a shared one a transaction); `compact`'s
+   * `records` are for putting a failed write right, an append stores them alike on every log.
+   * With changes made while the batch was appended it waits: a snapshot now would hold them in
+   * place of their records. Their write, already scheduled, appends them and compacts.
    */
   private async compactAfterAppend(): Promise<void> {
     if (this.pending.length > 0) return;

@@ -3,14 +3,15 @@ import os from 'node:os';
 import { ClawError, Listeners, errorMessage, type TaskToolProgress } from '@claw/core';
 import { SessionLockedError, SessionLogError, type SessionLockHolder } from './errors.js';
 import { MemorySessionLog } from './memory-session-log.js';
-import type {
-  AppendResult,
-  LogRecord,
-  SessionLog,
-  SessionLogLock,
-  SessionPage,
-  SessionSnapshot,
-  StoredLog,
+import {
+  recordsToStore,
+  type AppendResult,
+  type LogRecord,
+  type SessionLog,
+  type SessionLogLock,
+  type SessionPage,
+  type SessionSnapshot,
+  type StoredLog,
 } from './session-log.js';
 import {
   leaseLostCode,
@@ -218,12 +219,10 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
     this.fence(id);
     await this.shared.storage.compact(id, snapshot);
     const rows = this.rowsOf(id);
-    for (const record of options.records ?? []) {
-      const last = rows.at(-1)?.seq ?? 0;
-      if (record.seq <= last) continue;
-      if (record.seq > snapshot.seq || record.seq !== last + 1) break;
-      rows.push(structuredClone(record));
-    }
+    const lastSeq = rows.at(-1)?.seq ?? 0;
+    rows.push(...structuredClone(
+      recordsToStore(options.records ?? [], { lastSeq, snapshotSeq: snapshot.seq }),
+    ));
     // What follows the snapshot is the new log's; some records before it stay for followers.
     const kept = rows.filter(
       (record) => record.seq > snapshot.seq - this.shared.kept && record.seq <= snapshot.seq,
@@ -249,14 +248,14 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
     options: { limit?: number } = {},
   ): Promise<{ records: LogRecord[]; oldestSeq: number }> {
     this.location(id);
-    const stored = await this.shared.storage.load(id);
-    if (stored === undefined) return { records: [], oldestSeq: afterSeq + 1 };
-    const records = structuredClone(this.rowsOf(id)
+    const records = structuredClone((this.shared.rows.get(id) ?? [])
       .filter((record) => record.seq > afterSeq)
       .slice(0, Math.max(1, options.limit ?? 500)));
     const first = records[0];
     if (first !== undefined) return { records, oldestSeq: first.seq };
-    // None after it: compacted away, or nothing new.
+    // None after it: compacted away, or nothing new (a load, a copy of the session, only then).
+    const stored = await this.shared.storage.load(id);
+    if (stored === undefined) return { records, oldestSeq: afterSeq + 1 };
     const last = stored.records.at(-1)?.seq ?? stored.snapshot.seq;
     return { records, oldestSeq: last > afterSeq ? last + 1 : afterSeq + 1 };
   }

@@ -1,7 +1,7 @@
 import type { Compaction, CostTotals, Message, Usage } from '@claw/core';
 import { SessionLogError, type SessionLockHolder } from './errors.js';
 import type { SessionRelay } from './session-relay.js';
-import type { OpenTask, SessionChange } from './session-state.js';
+import type { OpenTask, SessionChange, StoredToolResult } from './session-state.js';
 
 /** Everything a session keeps, as one value (SES-1): what a snapshot stores. */
 export interface SessionSnapshot {
@@ -19,10 +19,13 @@ export interface SessionSnapshot {
   history: Message[];
   usage: Usage;
   cost: CostTotals;
-  /** The tool journal (SES-8): whether it was ever used, and the calls without an Observation. */
+  /**
+   * The tool journal (SES-8): whether it was ever used, and the calls without an Observation,
+   * each with its stored result when one was (absent in snapshots from before it).
+   */
   journal: {
     active: boolean;
-    calls: Array<{ id: string; started: boolean; finished: boolean }>;
+    calls: Array<{ id: string; started: boolean; finished: boolean; result?: StoredToolResult }>;
   };
   /** The task running when the snapshot was taken, as its events say; absent when none was. */
   openTask?: OpenTask;
@@ -199,4 +202,23 @@ export function checkAppendSeqs(
     }
     expected += 1;
   }
+}
+
+/**
+ * For a log that others follow record by record (`relayParts`): the records handed to
+ * `compact` that it stores along with the snapshot, those that go on from `lastSeq` (the last
+ * record it has), one after the other, up to the snapshot's `snapshotSeq`. The others are stored
+ * already, or would follow a gap that a reader could not cross anyway (the snapshot holds them).
+ */
+export function recordsToStore(
+  records: readonly LogRecord[],
+  options: { lastSeq: number; snapshotSeq: number },
+): LogRecord[] {
+  const kept: LogRecord[] = [];
+  for (const record of records) {
+    if (record.seq <= options.lastSeq) continue;
+    if (record.seq > options.snapshotSeq || record.seq !== options.lastSeq + kept.length + 1) break;
+    kept.push(record);
+  }
+  return kept;
 }

@@ -35,14 +35,6 @@ export interface JournalEntry {
   result?: StoredToolResult;
 }
 
-/**
- * A call of a snapshot's journal: its entry, with its result when one was stored (written only
- * then, so a snapshot without results reads as before).
- */
-type SnapshotJournalCall = SessionSnapshot['journal']['calls'][number] & {
-  result?: StoredToolResult;
-};
-
 /** Everything a session keeps (SES-1), as held in memory and written in a snapshot. */
 export interface SessionState {
   id: string;
@@ -399,7 +391,7 @@ export function snapshotOf(state: SessionState): SessionSnapshot {
     cost: state.cost,
     journal: {
       active: state.journalActive,
-      // With its result when one is stored (see `SnapshotJournalCall`).
+      // With its result when one is stored: a snapshot without results reads as before.
       calls: [...state.journal].map(([id, entry]) => ({ id, ...entry })),
     },
     ...(state.openTask === undefined ? {} : { openTask: state.openTask }),
@@ -420,12 +412,8 @@ export function stateOf(snapshot: SessionSnapshot, workDir: string): SessionStat
     usage: { ...snapshot.usage },
     cost: { ...snapshot.cost },
     journalActive: snapshot.journal.active,
-    journal: new Map(snapshot.journal.calls.map((call: SnapshotJournalCall) => [
-      call.id,
-      call.result === undefined
-        ? { started: call.started, finished: call.finished }
-        : { started: call.started, finished: call.finished, result: call.result },
-    ])),
+    // With its result only when one was stored (see `snapshotOf`).
+    journal: new Map(snapshot.journal.calls.map(({ id, ...entry }) => [id, entry])),
     openTask: snapshot.openTask,
     compaction: snapshot.compaction,
   };

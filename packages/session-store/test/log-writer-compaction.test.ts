@@ -3,6 +3,7 @@ import {
   MemorySessionLog,
   SessionLogError,
   SessionStore,
+  recordsToStore,
   type AppendResult,
   type LogRecord,
   type SessionRelay,
@@ -71,8 +72,8 @@ class FollowedLog extends MemorySessionLog implements SessionReplication {
       });
     }
     await super.compact(id, snapshot);
-    const last = this.rows.at(-1)?.seq ?? 0;
-    const added = (options.records ?? []).filter((record) => record.seq > last);
+    const lastSeq = this.rows.at(-1)?.seq ?? 0;
+    const added = recordsToStore(options.records ?? [], { lastSeq, snapshotSeq: snapshot.seq });
     this.rows.push(...added);
     this.operations.push(
       `compact ${snapshot.seq}` +
@@ -271,5 +272,22 @@ describe('after a failed append, the snapshot that puts it right carries its rec
     ]);
     expect(log.followed()).toEqual({ records: range(1, 4), events: range(1, 4) });
     await store.close();
+  });
+});
+
+describe('recordsToStore: the records a followed log stores with a snapshot (SCALE-4)', () => {
+  const records = (...seqs: number[]): LogRecord[] =>
+    seqs.map((seq) => ({ seq, at: '2030-01-01T00:00:00.000Z', change: { type: 'clear' } }));
+  const seqs = (kept: readonly LogRecord[]) => kept.map((record) => record.seq);
+
+  it('keeps those that go on from the last stored one, one after the other, up to the snapshot', () => {
+    // Stored already (a failed append that had committed): skipped, each once.
+    expect(seqs(recordsToStore(records(3, 4, 5, 6), { lastSeq: 4, snapshotSeq: 6 }))).toEqual([5, 6]);
+    // After a gap a reader could not cross: none from there on.
+    expect(seqs(recordsToStore(records(5, 7, 8), { lastSeq: 4, snapshotSeq: 8 }))).toEqual([5]);
+    expect(seqs(recordsToStore(records(6, 7), { lastSeq: 4, snapshotSeq: 7 }))).toEqual([]);
+    // Beyond the snapshot: not its changes.
+    expect(seqs(recordsToStore(records(5, 6, 7), { lastSeq: 4, snapshotSeq: 6 }))).toEqual([5, 6]);
+    expect(recordsToStore([], { lastSeq: 4, snapshotSeq: 6 })).toEqual([]);
   });
 });
