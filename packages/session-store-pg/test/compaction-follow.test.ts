@@ -190,6 +190,32 @@ async function turn(session: PersistentSession, index: number): Promise<void> {
   await session.append({ role: 'tool', toolCallId: id, content: 'ok' });
 }
 
+/**
+ * After a failed write of session `s` (its rows end at `stored`; the failed change is the next):
+ * the next write stores the whole session (the failed one may have been half stored) with the
+ * failed write's change and its own as rows, the one after appends a row again, and the follower
+ * gets each change once, one after the other, and every event (the turn's four, then three).
+ */
+async function expectEveryChangeAfterFailure(options: {
+  log: PgSessionLog;
+  session: PersistentSession;
+  following: Follower;
+  stored: number;
+}): Promise<void> {
+  const { log, session, following, stored } = options;
+  await session.appendEvent(delta('with the snapshot')).written;
+  await session.flush();
+  expect(await snapshotSeq(log, 's')).toBe(stored + 2);
+  await session.appendEvent(delta('a row again')).written;
+  await session.flush();
+  await following.catchUp();
+
+  expect(await changeSeqs(log, 's')).toEqual(range(1, stored + 3));
+  expect(following.told).toBe(0);
+  expect(following.eventSeq).toBe(7);
+  expect(following.events).toEqual(range(1, 7));
+}
+
 describe.skipIf(!postgresAvailable())('following a session through its compactions (SCALE-4)', () => {
   const { freshDatabase } = sharedCluster();
   afterEach(closeLogs);
@@ -242,19 +268,7 @@ describe.skipIf(!postgresAvailable())('following a session through its compactio
     const failed = await session.appendEvent(delta('lost')).written.catch((error: unknown) => error);
     expect(failed).toMatchObject({ code: 'session_write_failed' });
     await a.pool.query('DROP TRIGGER refuse ON claw_changes');
-    // The next write stores the whole session (the failed one may have been half stored), and
-    // the failed write's change and its own as rows along with it.
-    await session.appendEvent(delta('with the snapshot')).written;
-    await session.flush();
-    expect(await snapshotSeq(a, 's')).toBe(stored + 2);
-    await session.appendEvent(delta('a row again')).written;
-    await session.flush();
-    await following.catchUp();
-
-    expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 3));
-    expect(following.told).toBe(0);
-    expect(following.eventSeq).toBe(7);
-    expect(following.events).toEqual(range(1, 7));
+    await expectEveryChangeAfterFailure({ log: a, session, following, stored });
     await owner.close();
   });
 
@@ -276,17 +290,7 @@ describe.skipIf(!postgresAvailable())('following a session through its compactio
     const failed = await session.appendEvent(delta('committed')).written.catch((error: unknown) => error);
     expect(failed).toMatchObject({ code: 'session_write_failed' });
     expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 1));
-    await session.appendEvent(delta('with the snapshot')).written;
-    await session.flush();
-    expect(await snapshotSeq(a, 's')).toBe(stored + 2);
-    await session.appendEvent(delta('a row again')).written;
-    await session.flush();
-    await following.catchUp();
-
-    // Each change once, one after the other.
-    expect(await changeSeqs(a, 's')).toEqual(range(1, stored + 3));
-    expect(following.told).toBe(0);
-    expect(following.events).toEqual(range(1, 7));
+    await expectEveryChangeAfterFailure({ log: a, session, following, stored });
     await owner.close();
   });
 });

@@ -1,6 +1,7 @@
 import type { LogRecord } from '@claw/session-store';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { PgSessionLog } from '../src/index.js';
 import { postgresAvailable } from '../src/testing/index.js';
 import { closeLogs, emptySnapshot, openLog, sharedCluster } from './fixtures.js';
 
@@ -40,16 +41,28 @@ function writeAfterNextQuery(pool: pg.Pool, meanwhile: () => Promise<void>): { q
   return seen;
 }
 
+/** Two instances on `url`; `a` stored session `s` as an empty snapshot and records 1 to 5. */
+async function twoInstances(url: string): Promise<{ a: PgSessionLog; b: PgSessionLog }> {
+  const a = await openLog(url, { instanceId: 'a' });
+  const b = await openLog(url, { instanceId: 'b' });
+  await a.compact('s', emptySnapshot('s'));
+  await a.append('s', messages(1, 5), { sync: true });
+  return { a, b };
+}
+
+/** A read after record 5, once record 6 was written: record 6 (a row still, compacted or not). */
+async function expectRecordSixNext(reader: PgSessionLog): Promise<void> {
+  const next = await reader.readSince('s', 5);
+  expect(next.records.map((record) => record.seq)).toEqual([6]);
+  expect(next.oldestSeq).toBe(6);
+}
+
 describe.skipIf(!postgresAvailable())('reading a session another instance owns (SCALE-4)', () => {
   const { freshDatabase } = sharedCluster();
   afterEach(closeLogs);
 
   it('says nothing is new, not that records are gone, when a write commits during the read', async () => {
-    const url = await freshDatabase();
-    const a = await openLog(url, { instanceId: 'a' });
-    const b = await openLog(url, { instanceId: 'b' });
-    await a.compact('s', emptySnapshot('s'));
-    await a.append('s', messages(1, 5), { sync: true });
+    const { a, b } = await twoInstances(await freshDatabase());
 
     const reads = writeAfterNextQuery(b.pool, async () => {
       await a.append('s', [message(6)], { sync: true });
@@ -58,17 +71,11 @@ describe.skipIf(!postgresAvailable())('reading a session another instance owns (
     const read = await b.readSince('s', 5);
     expect(read).toEqual({ records: [], oldestSeq: 6 });
     expect(reads.queries).toBe(1);
-    const next = await b.readSince('s', 5);
-    expect(next.records.map((record) => record.seq)).toEqual([6]);
-    expect(next.oldestSeq).toBe(6);
+    await expectRecordSixNext(b);
   });
 
   it('a write and a compaction during the read: the reader still reads every record after', async () => {
-    const url = await freshDatabase();
-    const a = await openLog(url, { instanceId: 'a' });
-    const b = await openLog(url, { instanceId: 'b' });
-    await a.compact('s', emptySnapshot('s'));
-    await a.append('s', messages(1, 5), { sync: true });
+    const { a, b } = await twoInstances(await freshDatabase());
 
     writeAfterNextQuery(b.pool, async () => {
       await a.append('s', [message(6)], { sync: true });
@@ -78,17 +85,11 @@ describe.skipIf(!postgresAvailable())('reading a session another instance owns (
     // Not gone: record 6 is kept as a row for readers a little behind the snapshot.
     expect(read.oldestSeq).toBe(6);
     expect(read.records).toEqual([]);
-    const next = await b.readSince('s', 5);
-    expect(next.records.map((record) => record.seq)).toEqual([6]);
-    expect(next.oldestSeq).toBe(6);
+    await expectRecordSixNext(b);
   });
 
   it('reads the rows and the last seq together, in one statement, whatever is there', async () => {
-    const url = await freshDatabase();
-    const a = await openLog(url, { instanceId: 'a' });
-    const b = await openLog(url, { instanceId: 'b' });
-    await a.compact('s', emptySnapshot('s'));
-    await a.append('s', messages(1, 5), { sync: true });
+    const { a, b } = await twoInstances(await freshDatabase());
     await a.compact('t', { ...emptySnapshot('t'), seq: 5 });
 
     const reads = writeAfterNextQuery(b.pool, () => Promise.resolve());

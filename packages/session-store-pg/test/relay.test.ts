@@ -1,10 +1,9 @@
 import { sleep, type SessionEvent, type TaskToolProgress } from '@claw/core';
+import { SessionLogError, type LogRecord, type RelayRequest } from '@claw/session-store';
 import {
-  SessionLogError,
-  type LogRecord,
-  type RelayReply,
-  type RelayRequest,
-} from '@claw/session-store';
+  recordingHandler as sharedRecordingHandler,
+  type RecordingHandlerOptions,
+} from '@claw/session-store/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { keptAfterCompaction, progressChannel, progressEveryMs, type PgSessionLog } from '../src/index.js';
 import { postgresAvailable } from '../src/testing/index.js';
@@ -31,6 +30,12 @@ function prompt(content: string, by = 'client-on-b'): RelayRequest {
   return { kind: 'prompt', content, by };
 }
 
+/**
+ * How long a test waits for what happens in the background (a NOTIFY, a poll, a reply): long
+ * enough for a busy machine; each wait ends as soon as its check passes.
+ */
+const soon = { timeout: 15_000, interval: 10 };
+
 /** Counts the wake-ups of one `watch`. */
 function wakeCounter() {
   const counter = { count: 0, wake: () => void (counter.count += 1) };
@@ -39,7 +44,7 @@ function wakeCounter() {
 
 /** Waits for the LISTEN connection: its first connection wakes every waiter (onConnected). */
 async function untilListening(counter: { count: number }): Promise<void> {
-  await vi.waitFor(() => expect(counter.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+  await vi.waitFor(() => expect(counter.count).toBeGreaterThanOrEqual(1), soon);
   counter.count = 0;
 }
 
@@ -69,33 +74,20 @@ async function killListener(log: PgSessionLog): Promise<number> {
      WHERE application_name LIKE 'claw % listen' AND datname = current_database()`,
   );
   expect(terminated.rows).toEqual([{ done: true }]);
-  await vi.waitFor(async () => expect(await listenBackends(log)).not.toContain(pid), { timeout: 5_000, interval: 10 });
+  await vi.waitFor(async () => expect(await listenBackends(log)).not.toContain(pid), soon);
   return pid as number;
 }
 
-/** Records the requests a server handled, and how many ran at once. */
-function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {}) {
-  const seen: string[] = [];
-  const state = { active: 0, maxActive: 0 };
-  const handle = async (request: RelayRequest): Promise<RelayReply> => {
-    state.active += 1;
-    state.maxActive = Math.max(state.maxActive, state.active);
-    try {
-      const content = request.kind === 'prompt' ? request.content : request.kind;
-      seen.push(content);
-      if (seen.length === 1 && options.gate !== undefined) await options.gate;
-      // Long enough for an overlapping second call to show up in maxActive.
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      if (content === options.fail) throw new Error(`${content} failed`);
-      return { ok: true, taskId: `task-${content}` };
-    } finally {
-      state.active -= 1;
-    }
-  };
-  return { seen, state, handle };
+/**
+ * Records the requests a server handled: each handled for 20 ms, long enough for an overlapping
+ * second one (a request claimed by a NOTIFY or a poll while another runs) to show in maxActive.
+ */
+function recordingHandler(options: Omit<RecordingHandlerOptions, 'holdMs'> = {}) {
+  return sharedRecordingHandler({ ...options, holdMs: 20 });
 }
 
-describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCALE-4)', () => {
+// A test may wait for several things in turn, each up to `soon`.
+describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCALE-4)', { timeout: 60_000 }, () => {
   const { freshDatabase } = sharedCluster();
   afterEach(closeLogs);
 
@@ -122,7 +114,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     // Not progress: a payload of another shape, or not JSON, on the same channel.
     await a.pool.query('SELECT pg_notify($1, $2)', [progressChannel, 'not json']);
     await a.pool.query('SELECT pg_notify($1, $2)', [progressChannel, JSON.stringify(['s', 'task-1', 'c9', 'bash', 'five'])]);
-    await vi.waitFor(() => expect(heard).toHaveLength(3), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(heard).toHaveLength(3), soon);
     const [first, second, long] = byCall();
     expect(first).toEqual(report);
     expect(second).toEqual(counted);
@@ -134,7 +126,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     // A second later the call's next report goes out.
     await sleep(progressEveryMs + 50);
     a.publishProgress('s', { ...report, progress: 7000 });
-    await vi.waitFor(() => expect(heard).toHaveLength(4), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(heard).toHaveLength(4), soon);
     expect(heard[3]).toEqual({ ...report, progress: 7000 });
     expect(heard.map((progress) => progress.progress)).not.toContain(6000);
 
@@ -142,7 +134,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     stop();
     a.publishProgress('s', { ...report, toolCallId: 'c4' });
     a.publishProgress('t', { ...report, toolCallId: 'c5' });
-    await vi.waitFor(() => expect(ofOther).toHaveLength(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(ofOther).toHaveLength(1), soon);
     expect(ofOther[0]).toMatchObject({ toolCallId: 'c5' });
     expect(heard).toHaveLength(4);
     // Never stored.
@@ -266,18 +258,18 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const unwatchS = b.watch('s', onS.wake);
     const unwatchOther = b.watch('other', onOther.wake);
     await untilListening(onS);
-    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1));
+    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1), soon);
     onOther.count = 0;
 
     await a.append('s', [message(1, 'one')], { sync: false });
-    await vi.waitFor(() => expect(onS.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(onS.count).toBeGreaterThanOrEqual(1), soon);
     expect((await b.readSince('s', 0)).records.map((record) => record.seq)).toEqual([1]);
     // One notification wakes the watchers of its session only (both are woken by the same one).
     expect(onOther.count).toBe(0);
 
     onS.count = 0;
     await a.append('other', [message(1, 'elsewhere')], { sync: false });
-    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(onOther.count).toBeGreaterThanOrEqual(1), soon);
     expect(onS.count).toBe(0);
 
     // Unsubscribed: the next commit to "s" reaches the other watcher of "s" only.
@@ -285,7 +277,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const unwatchStill = b.watch('s', stillOnS.wake);
     unwatchS();
     await a.append('s', [message(2, 'two')], { sync: false });
-    await vi.waitFor(() => expect(stillOnS.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(stillOnS.count).toBeGreaterThanOrEqual(1), soon);
     expect(onS.count).toBe(0);
     unwatchStill();
     unwatchOther();
@@ -302,7 +294,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     await untilListening(watcher);
     expect(await b.ownerOf('s')).toEqual({ instance: 'a', live: true });
     await lease.release();
-    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), soon);
     expect(await b.ownerOf('s')).toBeUndefined();
     unwatch();
   });
@@ -321,8 +313,8 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const killed = await killListener(a);
 
     // Nothing was committed: the reconnection alone wakes every watcher.
-    await vi.waitFor(() => expect(watcher.count).toBe(1), { timeout: 10_000, interval: 10 });
-    await vi.waitFor(() => expect(other.count).toBe(1), { timeout: 1_000, interval: 10 });
+    await vi.waitFor(() => expect(watcher.count).toBe(1), soon);
+    await vi.waitFor(() => expect(other.count).toBe(1), soon);
     const reconnected = await listenBackends(a);
     expect(reconnected).toHaveLength(1);
     expect(reconnected[0]).not.toBe(killed);
@@ -330,14 +322,14 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     // Woken by a commit after the reconnection.
     watcher.count = 0;
     await a.append('s', [message(1, 'after')], { sync: false });
-    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), soon);
     expect((await b.readSince('s', 0)).records.map((record) => record.seq)).toEqual([1]);
 
     // A commit while the listener is down: its notification is lost, the reader is not.
     watcher.count = 0;
     await killListener(a);
     await a.append('s', [message(2, 'while down')], { sync: false });
-    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 10_000, interval: 10 });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), soon);
     expect((await b.readSince('s', 1)).records.map((record) => record.seq)).toEqual([2]);
     unwatch();
     unwatchOther();
@@ -357,12 +349,12 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const stop = a.serve('s', handler.handle);
 
     const first = b.send('s', prompt('r1'), { timeoutMs: 10_000 });
-    await vi.waitFor(() => expect(handler.seen).toEqual(['r1']), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(handler.seen).toEqual(['r1']), soon);
     // r2 then r3, each in the inbox before the next is sent: their order is known.
     const second = b.send('s', prompt('r2'), { timeoutMs: 10_000 });
-    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(2));
+    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(2), soon);
     const third = b.send('s', prompt('r3'), { timeoutMs: 10_000 });
-    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(3));
+    await vi.waitFor(async () => expect((await inboxRows(a, 's')).map((row) => row.payload)).toHaveLength(3), soon);
     // Give the notifications and a few polls of A their chance to take r2 while r1 is handled.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(handler.seen).toEqual(['r1']);
@@ -378,7 +370,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     expect(handler.seen).toEqual(['r1', 'r2', 'r3']);
     expect(handler.state.maxActive).toBe(1);
     // Each sender took its reply away.
-    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toEqual([]));
+    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toEqual([]), soon);
 
     // Three sent together: each handled once, never two at once, each reply to its own sender.
     const together = await Promise.all(['t1', 't2', 't3'].map((content) => b.send('s', prompt(content), { timeoutMs: 10_000 })));
@@ -446,7 +438,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const unwatch = a.watch('s', onA.wake);
     await untilListening(onA);
     const early = b.send('s', { kind: 'interrupt', reason: 'stop it', by: 'client-on-b' }, { timeoutMs: 10_000 });
-    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toHaveLength(1));
+    await vi.waitFor(async () => expect(await inboxRows(a, 's')).toHaveLength(1), soon);
     expect((await inboxRows(a, 's'))[0]).toMatchObject({
       payload: { kind: 'interrupt', reason: 'stop it', by: 'client-on-b' },
       taken: false,
@@ -511,7 +503,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const expectNothingClaimed = async (atLeast: number) => {
       await vi.waitFor(
         async () => expect((await claimsOfA()).length).toBeGreaterThanOrEqual(atLeast),
-        { timeout: 5_000, interval: 10 },
+        soon,
       );
       const claims = await claimsOfA();
       expect(claims).toEqual(claims.map(() => []));
@@ -561,7 +553,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     await vi.waitFor(async () => {
       const rows = await a.pool.query<{ id: string }>('SELECT id FROM claw_inbox ORDER BY id');
       expect(rows.rows.map((row) => row.id)).toEqual([recent]);
-    }, { timeout: 5_000, interval: 50 });
+    }, { ...soon, interval: 50 });
     expect(old).toBeDefined();
     stop();
   });
@@ -578,9 +570,15 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     const unwatch = a.watch('other', listening.wake);
     await untilListening(listening);
     const query = vi.spyOn(a.pool, 'query');
+    // Until the queries issued so far have their answers and those answers issued no more (a
+    // claim's answer leads to a handler and its reply): however slow the database answers.
     const settled = async () => {
-      await Promise.allSettled(query.mock.results.map((result) => result.value as unknown));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      let seen = -1;
+      while (seen !== query.mock.calls.length) {
+        seen = query.mock.calls.length;
+        await Promise.allSettled(query.mock.results.map((result) => result.value as unknown));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     };
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
@@ -607,7 +605,6 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
       await settled();
       expect(handled).toEqual([]);
       vi.advanceTimersByTime(1000);
-      await settled();
       await settled();
       expect(handled).toEqual(['s4 watching']);
       for (const stop of stops) stop();
@@ -637,7 +634,7 @@ describe.skipIf(!postgresAvailable())('PgSessionLog relay between instances (SCA
     stop();
     watcher.count = 0;
     await lease.release();
-    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), { timeout: 5_000, interval: 10 });
+    await vi.waitFor(() => expect(watcher.count).toBeGreaterThanOrEqual(1), soon);
     unwatch();
 
     const notifying = (spy: typeof onA) => spy.mock.calls

@@ -36,8 +36,11 @@ function eventRecord(seq: number, value: SessionEvent): LogRecord {
   return { seq, at: value.at, change, encoded: JSON.stringify(change) };
 }
 
-/** Records as a reader gets them back: `encoded` is a writer's shortcut, not part of the data. */
-function plain(records: readonly LogRecord[]) {
+/**
+ * Records as a reader gets them back: `encoded` is a writer's shortcut, not part of the data.
+ * For the conformance suites.
+ */
+export function plain(records: readonly LogRecord[]) {
   return records.map(({ seq, at: time, change }) => ({ seq, at: time, change }));
 }
 

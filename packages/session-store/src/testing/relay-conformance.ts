@@ -2,9 +2,14 @@ import type { Message, TaskToolProgress } from '@claw/core';
 import { describe, expect, it, vi, type TestContext } from 'vitest';
 import { SessionLogError } from '../errors.js';
 import type { LogRecord, SessionLog } from '../session-log.js';
-import type { RelayReply, RelayRequest, SessionRelay } from '../session-relay.js';
+import type {
+  OwnerInbox,
+  RelayReply,
+  RelayRequest,
+  SessionRelay,
+} from '../session-relay.js';
 import { SessionStore } from '../session-store.js';
-import { rejection, type SessionLogBackend } from './conformance.js';
+import { plain, rejection, type SessionLogBackend } from './conformance.js';
 import { emptySnapshot } from './snapshots.js';
 
 const workDir = '/conformance/workspace';
@@ -17,11 +22,6 @@ const at = (seq: number) => new Date(Date.UTC(2030, 0, 1) + seq * 1000).toISOStr
 function message(seq: number, content: string): LogRecord {
   const change = { type: 'append' as const, messages: [{ role: 'user', content } satisfies Message] };
   return { seq, at: at(seq), change, encoded: JSON.stringify(change) };
-}
-
-/** Records as a reader gets them back: `encoded` is a writer's shortcut, not part of the data. */
-function plain(records: readonly LogRecord[]) {
-  return records.map(({ seq, at: time, change }) => ({ seq, at: time, change }));
 }
 
 function prompt(content: string): RelayRequest {
@@ -40,8 +40,26 @@ function partsOf(log: SessionLog): SessionRelay {
   return parts;
 }
 
-/** Records the requests a server handled, and how many ran at once. */
-function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {}) {
+/** Options of {@link recordingHandler}. */
+export interface RecordingHandlerOptions {
+  /** The first request waits for it before it is answered. */
+  gate?: Promise<void>;
+  /** The request (prompt content or kind) whose handling throws `<fail> failed`. */
+  fail?: string;
+  /**
+   * How long each request is handled, in ms: long enough for an overlapping second call to show
+   * in `maxActive` with a relay that hands requests over in the background. Default: one turn of
+   * the event loop.
+   */
+  holdMs?: number;
+}
+
+/**
+ * A request handler for an owner's inbox (`OwnerInbox.serve`) that records the requests it
+ * handled (`seen`: a prompt's content, else the request's kind) and how many ran at once
+ * (`state.maxActive`); it answers `{ ok: true, taskId: 'task-<content>' }`.
+ */
+export function recordingHandler(options: RecordingHandlerOptions = {}) {
   const seen: string[] = [];
   const state = { active: 0, maxActive: 0 };
   const handle = async (request: RelayRequest): Promise<RelayReply> => {
@@ -51,8 +69,11 @@ function recordingHandler(options: { gate?: Promise<void>; fail?: string } = {})
       const content = request.kind === 'prompt' ? request.content : request.kind;
       seen.push(content);
       if (seen.length === 1 && options.gate !== undefined) await options.gate;
-      // A turn of the event loop: an overlapping second call would show in maxActive.
-      await new Promise((resolve) => setImmediate(resolve));
+      // An overlapping second call would show in maxActive.
+      await new Promise((resolve) => {
+        if (options.holdMs === undefined) setImmediate(resolve);
+        else setTimeout(resolve, options.holdMs);
+      });
       if (content === options.fail) throw new Error(`${content} failed`);
       return { ok: true, taskId: `task-${content}` };
     } finally {
@@ -81,6 +102,42 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         await backend.cleanUp?.();
       }
     };
+
+    /**
+     * Runs `test` with the given part of both instances' relays; a backend without it skips the
+     * test (the part is optional: see `SessionRelay`).
+     */
+    const withBoth = <Part extends 'inbox' | 'progress'>(
+      part: Part,
+      test: (
+        mine: NonNullable<SessionRelay[Part]>,
+        theirs: NonNullable<SessionRelay[Part]>,
+        instances: { owner: SessionLog; other: SessionLog },
+      ) => Promise<void>,
+    ) => withInstances(async (owner, other, context) => {
+      const mine = partsOf(owner)[part];
+      const theirs = partsOf(other)[part];
+      if (mine === undefined || theirs === undefined) {
+        return context.skip(`${name} has no ${part === 'inbox' ? 'owner inbox' : 'progress channel'}`);
+      }
+      await test(mine, theirs, { owner, other });
+    });
+
+    /** As `withBoth` for the inboxes, with the first instance owning session `s` throughout. */
+    const withInboxes = (
+      test: (
+        mine: OwnerInbox,
+        theirs: OwnerInbox,
+        instances: { owner: SessionLog; other: SessionLog },
+      ) => Promise<void>,
+    ) => withBoth('inbox', async (mine, theirs, instances) => {
+      const lock = await instances.owner.acquire('s');
+      try {
+        await test(mine, theirs, instances);
+      } finally {
+        await lock.release();
+      }
+    });
 
     describe('replication', () => {
       it('names the owner of a session to every instance: live while it holds the lease, none once released', withInstances(async (owner, other) => {
@@ -193,11 +250,7 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
     });
 
     describe('owner inbox', () => {
-      it('hands another instance\'s requests to the owner, one at a time, each reply to its sender', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).inbox;
-        const theirs = partsOf(other).inbox;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no owner inbox`);
-        const lock = await owner.acquire('s');
+      it('hands another instance\'s requests to the owner, one at a time, each reply to its sender', withInboxes(async (mine, theirs) => {
         let openGate: () => void = () => undefined;
         const gate = new Promise<void>((resolve) => {
           openGate = resolve;
@@ -218,14 +271,9 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         expect([...handler.seen].sort()).toEqual(['r1', 'r2', 'r3']);
         expect(handler.state.maxActive).toBe(1);
         stop();
-        await lock.release();
       }));
 
-      it('replies internal_error for a handler that throws, serves on, and takes nothing once stopped', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).inbox;
-        const theirs = partsOf(other).inbox;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no owner inbox`);
-        const lock = await owner.acquire('s');
+      it('replies internal_error for a handler that throws, serves on, and takes nothing once stopped', withInboxes(async (mine, theirs) => {
         const handler = recordingHandler({ fail: 'boom' });
         const stop = mine.serve('s', handler.handle);
 
@@ -238,14 +286,9 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         expect(late).toBeInstanceOf(SessionLogError);
         expect(late).toMatchObject({ code: 'session_owner_unreachable' });
         expect(handler.seen).toEqual(['boom', 'fine']);
-        await lock.release();
       }));
 
-      it('withdraws a request nobody took in time: session_owner_unreachable, and an owner serving later never gets it', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).inbox;
-        const theirs = partsOf(other).inbox;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no owner inbox`);
-        const lock = await owner.acquire('s');
+      it('withdraws a request nobody took in time: session_owner_unreachable, and an owner serving later never gets it', withInboxes(async (mine, theirs, { other }) => {
         const error = await rejection(theirs.send('s', prompt('too late'), { timeoutMs: 200 }));
         expect(error).toBeInstanceOf(SessionLogError);
         expect(error).toMatchObject({ code: 'session_owner_unreachable', location: other.location('s') });
@@ -258,14 +301,9 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
           .toEqual({ ok: true, taskId: 'task-in time' });
         expect(handler.seen).toEqual(['in time']);
         stop();
-        await lock.release();
       }));
 
-      it('serves a request sent before the owner started serving, once it starts', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).inbox;
-        const theirs = partsOf(other).inbox;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no owner inbox`);
-        const lock = await owner.acquire('s');
+      it('serves a request sent before the owner started serving, once it starts', withInboxes(async (mine, theirs) => {
         const early = theirs.send('s', { kind: 'interrupt', reason: 'stop it', by: 'b' }, { timeoutMs: waitMs });
         const received: RelayRequest[] = [];
         const stop = mine.serve('s', async (request) => {
@@ -275,16 +313,11 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         expect(await early).toEqual({ ok: true });
         expect(received).toEqual([{ kind: 'interrupt', reason: 'stop it', by: 'b' }]);
         stop();
-        await lock.release();
       }));
 
-      it('lets only the lease holder take requests: another instance serving the session gets none', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).inbox;
-        const theirs = partsOf(other).inbox;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no owner inbox`);
+      it('lets only the lease holder take requests: another instance serving the session gets none', withInboxes(async (mine, theirs, { owner }) => {
         const sender = partsOf(await backend.reopen(owner)).inbox;
         if (sender === undefined) throw new Error('a reopened log has no owner inbox');
-        const lock = await owner.acquire('s');
         const onOwner = recordingHandler();
         const onOther = recordingHandler();
         const stopOther = theirs.serve('s', onOther.handle);
@@ -296,15 +329,11 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         expect(onOther.seen).toEqual([]);
         stopOwner();
         stopOther();
-        await lock.release();
       }));
     });
 
     describe('progress channel', () => {
-      it('tells the listeners of a session the progress its owner publishes, not another session\'s, until they stop', withInstances(async (owner, other, context) => {
-        const mine = partsOf(owner).progress;
-        const theirs = partsOf(other).progress;
-        if (mine === undefined || theirs === undefined) return context.skip(`${name} has no progress channel`);
+      it('tells the listeners of a session the progress its owner publishes, not another session\'s, until they stop', withBoth('progress', async (mine, theirs) => {
         const heard: TaskToolProgress[] = [];
         const ofOther: TaskToolProgress[] = [];
         const stop = theirs.onProgress('s', (progress) => heard.push(progress));
