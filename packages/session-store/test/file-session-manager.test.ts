@@ -419,6 +419,9 @@ describe('FileSessionManager: list and delete', () => {
 
     expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions']);
     expect(hasErrorCode(await rejection(session.append(user('two'))), 'session_deleted')).toBe(true);
+    // Nor is it stored again by a flush (a retry after a failed write would bring it back).
+    expect(hasErrorCode(await rejection(session.flush()), 'session_deleted')).toBe(true);
+    expect(await treeOf(workDir)).toEqual(['.claw', '.claw/.gitignore', '.claw/sessions']);
     const again = await manager.getOrCreate('s1', { workDir });
     expect(again).not.toBe(session);
     expect(again.history()).toEqual([]);
