@@ -286,7 +286,12 @@ export class SoakClient {
       case 'history':
         this.trace(`history seq=${event.seq} messages=${event.messages.length}`);
         // Opened without a cursor (after cursor_expired): the live events follow after `seq`.
-        if (event.seq > this.cursor) this.skipped.push({ from: this.cursor + 1, to: event.seq });
+        if (event.seq > this.cursor) {
+          this.skipped.push({ from: this.cursor + 1, to: event.seq });
+          // The tasks it saw start may have ended in the events it did not get: from here on
+          // the session's state (`session_opened`, then `state` events) says whether one runs.
+          this.openTasks.clear();
+        }
         if (event.seq < this.cursor) {
           // The session ends before events this client received: the server took them back.
           // What comes next under those seqs is compared with what was received (seq_reused).

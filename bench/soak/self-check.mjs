@@ -28,7 +28,7 @@ function cleanEvents() {
 
 const history = [
   { role: 'user', content: '[soak c00t1a1] go' },
-  { role: 'assistant', content: '', tool_calls: [{ id: 'c00t1a1-s0-0', name: 'read_file', arguments: '{}' }, { id: 'c00t1a1-s0-1', name: 'bash', arguments: '{}' }] },
+  { role: 'assistant', content: '', tool_calls: [{ id: 'c00t1a1-s0-0', name: 'read_file', arguments: '{"path":"file-0.txt"}' }, { id: 'c00t1a1-s0-1', name: 'bash', arguments: '{"command":"echo ran >> markers/c00t1a1-s0-1"}' }] },
   { role: 'tool', tool_call_id: 'c00t1a1-s0-0', content: 'text' },
   { role: 'tool', tool_call_id: 'c00t1a1-s0-1', content: 'exit code: 0' },
   { role: 'assistant', content: 'done' },
@@ -43,6 +43,7 @@ function scenario(change = () => undefined) {
     journal: new Set(['c00t1a1-s0-0', 'c00t1a1-s0-1']),
     final: { state: 'idle', lastSeq: events.length, pendingApprovals: 0, history: structuredClone(history) },
     client: { name: 'c00', role: 'controller', sessionId: session, anomalies: [], received: undefined },
+    storeComplete: true,
   };
   change(state);
   const stored = new Map();
@@ -54,7 +55,7 @@ function scenario(change = () => undefined) {
     sessions: [{
       sessionId: session,
       stored,
-      storeComplete: true,
+      storeComplete: state.storeComplete,
       journalStarted: state.journal,
       final: state.final,
     }],
@@ -171,6 +172,35 @@ const cases = [
     change: (state) => {
       state.final = { error: 'session_corrupt: damaged' };
     },
+  },
+  {
+    name: 'the file store: events a compaction folded away before any client got them',
+    expected: [],
+    change: (state) => {
+      // seq 1-4 (the start, the calls) known to no source; the history says what happened.
+      state.storeComplete = false;
+      state.events.splice(0, 4);
+    },
+  },
+  {
+    name: 'the file store: a result without its call where every seq before it is known',
+    expected: ['paired'],
+    change: (state) => {
+      state.storeComplete = false;
+      state.events.splice(2, 1);
+      state.events.forEach((event, index) => Object.assign(event, { seq: index + 1 }));
+      state.final.lastSeq = state.events.length;
+    },
+  },
+  {
+    name: 'a marker no call names, in the events or the history',
+    expected: ['once'],
+    change: (state) => state.markers.set('c00t9a1-s0-0', 1),
+  },
+  {
+    name: 'the complete store (PostgreSQL): the same events missing',
+    expected: ['gapless'],
+    change: (state) => state.events.splice(0, 4),
   },
   {
     name: 'a history with an unanswered tool call',
