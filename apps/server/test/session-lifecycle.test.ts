@@ -1,6 +1,7 @@
 import { ClawError } from '@claw/core';
 import { MemorySessionManager, type PersistentSession, type SessionLease } from '@claw/session-store';
 import { ManualClock } from '@claw/testing';
+import { watchUnhandledRejections } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TcpClient, WsClient, cleanUp, openSession, startServer } from './helpers.js';
 
@@ -12,16 +13,6 @@ async function waitUntil(check: () => boolean, what: string): Promise<void> {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-/** Collects the unhandled rejections of the process until `stop()`. */
-function watchUnhandled(): { seen: unknown[]; stop: () => void } {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown): void => {
-    seen.push(reason);
-  };
-  process.on('unhandledRejection', listener);
-  return { seen, stop: () => process.off('unhandledRejection', listener) };
 }
 
 /**
@@ -65,7 +56,7 @@ describe('background work of the server never ends it (LIFE-2)', () => {
       factory: { sessions: store.sessions },
       server: { idleTimeoutMs: 1000, setTimer: clock.setTimer, onError: (line) => lines.push(line) },
     });
-    const unhandled = watchUnhandled();
+    const unhandled = watchUnhandledRejections();
     try {
       const { client } = await openSession('tcp', address, { session_id: 'idle-1' });
       client.send({ type: 'prompt', content: 'go' });
@@ -83,7 +74,7 @@ describe('background work of the server never ends it (LIFE-2)', () => {
         ),
       ]);
       await waitUntil(() => server.loadedSessions === 0, 'the session to be unloaded');
-      expect(unhandled.seen).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
 
       // The server goes on: new sessions run, and the one that failed opens again.
       store.state.failing = false;
@@ -94,9 +85,9 @@ describe('background work of the server never ends it (LIFE-2)', () => {
       next.send({ type: 'open', session_id: 'idle-1' });
       const history = await next.next('history', (event) => event.session_id === 'idle-1', from);
       expect(history.messages.map((message) => message.content)).toEqual(['go', 'first']);
-      expect(unhandled.seen).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      unhandled.stop();
+      await unhandled.stop();
     }
   });
 });

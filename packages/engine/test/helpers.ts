@@ -97,23 +97,6 @@ export function blockingTool(log: string[] = [], signals: AbortSignal[] = []): T
   });
 }
 
-/** Collects the process's unhandled rejections while a test runs; `stop` removes the listener. */
-export function watchUnhandledRejections(): { reasons: unknown[]; stop: () => Promise<unknown[]> } {
-  const reasons: unknown[] = [];
-  const listener = (reason: unknown): void => void reasons.push(reason);
-  process.on('unhandledRejection', listener);
-  return {
-    reasons,
-    stop: async () => {
-      // Node reports an unhandled rejection after the microtask queue drains; give it two turns.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-      process.off('unhandledRejection', listener);
-      return reasons;
-    },
-  };
-}
-
 /**
  * Time the test moves by hand: `now` for `EngineOptions.now`, `setTimer` for
  * `EngineOptions.setTimer`. `advance` moves the clock and fires the timers that are due, in order.

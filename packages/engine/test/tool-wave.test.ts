@@ -1,5 +1,6 @@
 import { ClawError, type Reporter, type Tool, type ToolCall } from '@claw/core';
 import { AllowAllGate, ScriptedProvider } from '@claw/testing';
+import { watchUnhandledRejections } from '@claw/testing/node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine, canceledObservationText } from '../src/index.js';
 import {
@@ -8,7 +9,6 @@ import {
   newSession,
   recordTool,
   waitTool,
-  watchUnhandledRejections,
 } from './helpers.js';
 
 /** Resolves once `condition` holds (polled on timers, so tools and the wave get to run). */

@@ -1,10 +1,11 @@
 import { ClawError, type Message } from '@claw/core';
 import { MemorySession } from '@claw/session-store';
 import { AllowAllGate, ScriptedProvider } from '@claw/testing';
+import { watchUnhandledRejections } from '@claw/testing/node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
 import { WriteBehindSession } from '../src/write-behind.js';
-import { blockingTool, expectPaired, recordTool, watchUnhandledRejections } from './helpers.js';
+import { blockingTool, expectPaired, recordTool } from './helpers.js';
 
 async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));

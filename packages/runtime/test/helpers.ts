@@ -252,16 +252,6 @@ export class FlakyLog extends MemorySessionLog {
   }
 }
 
-/** Collects the unhandled rejections of the process until `stop()`. */
-export function watchUnhandled(): { seen: unknown[]; stop: () => void } {
-  const seen: unknown[] = [];
-  const listener = (reason: unknown): void => {
-    seen.push(reason);
-  };
-  process.on('unhandledRejection', listener);
-  return { seen, stop: () => process.off('unhandledRejection', listener) };
-}
-
 /**
  * A shared log whose readers find nothing new while `held` (a store that lags behind);
  * `nextLoad` resolves once a load of it returned.

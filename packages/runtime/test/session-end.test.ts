@@ -1,6 +1,7 @@
 import { ClawError } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 import { MemorySessionManager, SessionStore, leaseLostCode } from '@claw/session-store';
+import { watchUnhandledRejections } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SessionEndedError, SessionEventLog, SessionHost } from '../src/index.js';
 import {
@@ -13,7 +14,6 @@ import {
   scriptedFactory,
   tempWorkspace,
   until,
-  watchUnhandled,
 } from './helpers.js';
 
 afterEach(cleanUp);
@@ -98,7 +98,7 @@ describe('a session host let go while clients follow it (LIFE-2)', () => {
     const whenReported = new Promise<void>((resolve) => {
       reported = resolve;
     });
-    const unhandled = watchUnhandled();
+    const unhandled = watchUnhandledRejections();
     let finish: (result: RunResult) => void = () => undefined;
     const host: SessionHost = new SessionHost({
       lease: { session: lease.session, release: () => Promise.reject(refused) },
@@ -123,9 +123,9 @@ describe('a session host let go while clients follow it (LIFE-2)', () => {
       expect(told).toEqual([{ error: refused, what: 'ending task task-1 of session "s"' }]);
       expect(host.state).toBe('idle');
       expect(host.activeTask).toBeUndefined();
-      expect(unhandled.seen).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      unhandled.stop();
+      await unhandled.stop();
       await lease.release();
     }
   });

@@ -9,6 +9,7 @@ import {
   type RelayRequest,
 } from '@claw/session-store';
 import { ManualClock, type ScriptedStep } from '@claw/testing';
+import { watchUnhandledRejections } from '@claw/testing/node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
@@ -30,7 +31,6 @@ import {
   settings,
   tempWorkspace,
   until,
-  watchUnhandled,
 } from './helpers.js';
 
 const lifecycles: SessionLifecycle[] = [];
@@ -353,7 +353,7 @@ describe('SessionLifecycle: the idle timeout (CH-10, LIFE-2)', () => {
       onError: (error, what) => told.push({ error, what }),
       factory: { sessions: store.sessions },
     });
-    const unhandled = watchUnhandled();
+    const unhandled = watchUnhandledRejections();
     try {
       const client = await lifecycle.openLocal({ workDir, sessionId: 's' });
       await client.start('go').wait();
@@ -365,15 +365,15 @@ describe('SessionLifecycle: the idle timeout (CH-10, LIFE-2)', () => {
         error: store.failure,
         what: `session "s" (${workDir}) could not be stored and let go after the idle timeout`,
       }]);
-      expect(unhandled.seen).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
 
       // The lifecycle goes on: the session opens again, as the store has it.
       store.state.failing = false;
       const again = await lifecycle.openLocal({ workDir, sessionId: 's' });
       expect(contents(again.snapshot())).toEqual(['go', 'one']);
-      expect(unhandled.seen).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      unhandled.stop();
+      await unhandled.stop();
     }
   });
 });

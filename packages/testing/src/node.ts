@@ -9,3 +9,7 @@ export {
   type RecordedRequest,
 } from './fake-openai-server.js';
 export { writeHostileSettings, type HostileSettingsOptions } from './hostile-workspace.js';
+export {
+  watchUnhandledRejections,
+  type UnhandledRejectionWatch,
+} from './unhandled-rejections.js';
