@@ -67,7 +67,8 @@ const writingTools = new Set(['write_file', 'edit_file']);
  *    state: anything in a `.claw` folder at any depth but its settings files `config.json`,
  *    `mcp.json` and `a2a.json` (sessions, grants, the audit log, traces, the server's token),
  *    spelled so or reached through a symlink → deny (`isClawState` of `@claw/sandbox`).
- *    A `path` in one of `privateFolders` (the user's claw folders) → deny.
+ *    A `path` in one of `privateFolders` (the user's claw folders, spelled so or at their real
+ *    paths, which a policy resolves once, at its first check of a path) → deny.
  * 3. A `path` naming a `.env` or `.env.*` file at any depth (not a template such as
  *    `.env.example`), lexically or through a symlink, that `allowFiles` does not cover → deny.
  * 4. `write_file` / `edit_file` of a path in a `.claw` folder (at any depth) or `.git/hooks/`, or
@@ -84,6 +85,12 @@ export class DefaultPolicy implements Policy {
   private readonly isBashIsolated: () => Promise<boolean>;
   private readonly allowedFiles: FilePatterns;
   private readonly privateFolders: readonly string[];
+  /**
+   * Each private folder as spelled and as its real path, resolved once per policy (a policy
+   * serves one session): resolving them for every call cost several `realpath` system calls and,
+   * for folders not made yet, a failure each — most of a file call's policy check (PERF-5).
+   */
+  private privateCovers: Promise<ReadonlyArray<ReadonlySet<string>>> | undefined;
 
   /**
    * @throws ApprovalError `invalid_policy_options` for an unusable `allowFiles` pattern or a
@@ -164,9 +171,11 @@ export class DefaultPolicy implements Policy {
 
   /** True when the located path lies in one of `privateFolders`, spelled so or really. */
   private async isPrivate(location: WorkspaceLocation): Promise<boolean> {
-    for (const folder of this.privateFolders) {
-      const real = await realPathOfMissing(folder);
-      for (const cover of new Set([folder, real])) {
+    if (this.privateFolders.length === 0) return false;
+    this.privateCovers ??= Promise.all(this.privateFolders.map(async (folder) =>
+      new Set([folder, await realPathOfMissing(folder)])));
+    for (const covers of await this.privateCovers) {
+      for (const cover of covers) {
         if (isInside(cover, location.path) || isInside(cover, location.realPath)) return true;
       }
     }
