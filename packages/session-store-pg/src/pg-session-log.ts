@@ -170,6 +170,8 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
   private readonly compactAfterRecords: number;
   private readonly onLeaseLost: ((error: SessionLeaseLostError) => void) | undefined;
   private readonly held = new Map<string, Held>();
+  /** The hold behind each lease `acquire` returned, to fence writes made under a lease. */
+  private readonly holdOfLease = new WeakMap<object, Held>();
   /** The workspaces claims bind sessions to (`bindOnClaim`). */
   private readonly claims = new Map<string, WorkspaceClaim>();
   /** Sessions whose lease this log lost and let go: their late writes are refused with it. */
@@ -497,7 +499,7 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
     this.held.set(id, held);
     this.lostLeases.delete(id);
     held.keeper.start();
-    return {
+    const lease: PgSessionLease = {
       holder: { pid: holder.pid, host: holder.host, startedAt: holder.startedAt },
       epoch,
       tookOver,
@@ -513,6 +515,8 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
         await releaseLease(this.pool, id, token);
       },
     };
+    this.holdOfLease.set(lease, held);
+    return lease;
   }
 
   private loseLease(
@@ -588,11 +592,20 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
    */
   private async write<T>(
     id: string,
-    options: { sync: boolean; create: boolean },
+    options: { sync: boolean; create: boolean; lock?: SessionLogLock | undefined },
     work: (client: pg.PoolClient, row: SessionRow | undefined, location: string) => Promise<T>,
   ): Promise<T> {
     const location = this.location(id);
     const held = this.held.get(id);
+    if (options.lock !== undefined) {
+      // Made under a lease: only while that lease is the one held. A writer left over from an
+      // earlier hold in this process (lost, then the session taken again here) would otherwise
+      // pass the check below with the new hold's token and write over its changes.
+      const own = this.holdOfLease.get(options.lock);
+      if (own !== held) {
+        throw own?.lost ?? new SessionLeaseLostError({ sessionId: id, reason: 'taken_over' });
+      }
+    }
     const lost = held?.lost ?? (held === undefined ? this.lostLeases.get(id) : undefined);
     if (lost !== undefined) throw lost;
     const client = await this.connect(location, 'session_write_failed');
@@ -643,9 +656,10 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
   async append(
     id: string,
     records: readonly LogRecord[],
-    options: { sync: boolean },
+    options: { sync: boolean; lock?: SessionLogLock },
   ): Promise<AppendResult> {
-    return this.write(id, { sync: options.sync, create: false }, async (client, row, location) => {
+    const { sync, lock } = options;
+    return this.write(id, { sync, create: false, lock }, async (client, row, location) => {
       if (row === undefined || !row.stored) {
         throw new SessionLogError(`${location} does not exist: write a snapshot first.`, {
           code: 'session_missing',
@@ -690,9 +704,9 @@ export class PgSessionLog implements SessionLog, SessionReplication, OwnerInbox,
   async compact(
     id: string,
     snapshot: SessionSnapshot,
-    options: { records?: readonly LogRecord[] } = {},
+    options: { records?: readonly LogRecord[]; lock?: SessionLogLock } = {},
   ): Promise<void> {
-    await this.write(id, { sync: true, create: true }, async (client, row) => {
+    await this.write(id, { sync: true, create: true, lock: options.lock }, async (client, row) => {
       await client.query(
         `INSERT INTO claw_sessions (id, stored, last_seq, records_since_snapshot, summary) VALUES ($1, true, $2, 0, $3)
          ON CONFLICT (id) DO UPDATE SET stored = true, last_seq = $2, records_since_snapshot = 0,

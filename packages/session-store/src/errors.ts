@@ -17,6 +17,7 @@ export type SessionStoreErrorCode =
   | 'session_workdir_conflict'
   | 'session_deleted'
   | 'session_owner_unreachable'
+  | 'session_released'
   | 'session_store_closed';
 
 /** Codes the user fixes by changing how claw is run, not by retrying (see `isUserError`). */

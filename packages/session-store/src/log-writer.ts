@@ -1,6 +1,6 @@
 import { SerialQueue } from '@claw/core';
 import { SessionLogError, SessionStoreError } from './errors.js';
-import type { LogRecord, SessionLog, SessionSnapshot } from './session-log.js';
+import type { LogRecord, SessionLog, SessionLogLock, SessionSnapshot } from './session-log.js';
 import { snapshotOf, type SessionState } from './session-state.js';
 
 /** Where a session's changes go (`StoredSession` hands every change to one). */
@@ -15,6 +15,11 @@ export interface SessionWriter {
   flush(): Promise<void>;
   /** Waits for queued writes, then removes the session's storage. */
   remove(): Promise<void>;
+  /**
+   * The session's lock was given up: every later write, flush and removal rejects with `error`,
+   * and writes queued behind the one under way store nothing.
+   */
+  release?(error: Error): void;
 }
 
 /** How a change is stored, and what its `write` waits for. */
@@ -64,6 +69,8 @@ export interface LogWriterOptions {
    * that follow the records see every event (SCALE-4).
    */
   startEmpty?: SessionSnapshot;
+  /** The lock the session was loaded under: every append and compaction is made under it. */
+  lock?: SessionLogLock;
 }
 
 /**
@@ -100,6 +107,9 @@ export class LogWriter implements SessionWriter {
   private compactionsPostponed = 0;
   private startEmpty: SessionSnapshot | undefined;
   private conflict: SessionLogError | undefined;
+  private readonly lock: SessionLogLock | undefined;
+  /** Set once the session's lock is given up (`release`): nothing is written any more. */
+  private released: Error | undefined;
   /**
    * The write of this tick's changes, once one was asked for: `stored` when it is done (flushed
    * if any asked for it), `written` as soon as the records are written, for those that did not.
@@ -114,6 +124,11 @@ export class LogWriter implements SessionWriter {
     this.persistedSeq = options.persistedSeq;
     this.needsSnapshot = options.needsSnapshot;
     this.startEmpty = options.startEmpty;
+    this.lock = options.lock;
+  }
+
+  release(error: Error): void {
+    this.released ??= error;
   }
 
   write(record: LogRecord, options: WriteOptions): Promise<void> {
@@ -160,18 +175,23 @@ export class LogWriter implements SessionWriter {
   }
 
   remove(): Promise<void> {
-    return this.queue.run(() => this.log.remove(this.id));
+    return this.queue.run(async () => {
+      if (this.released !== undefined) throw this.released;
+      await this.log.remove(this.id);
+    });
   }
 
   private async persistThrough(seq: number, onWritten: () => void): Promise<void> {
     if (this.conflict !== undefined) throw this.conflict;
-    // A batch or a snapshot written by an earlier task may already hold this change.
+    // A batch or a snapshot written by an earlier task may already hold this change (the last
+    // flush before the lock was given up, too).
     if (this.persistedSeq >= seq) return;
+    if (this.released !== undefined) throw this.released;
     const empty = this.startEmpty;
     // Every change since the empty snapshot is still pending: store it, then them as records.
     const allPending = this.pending[0]?.record.seq === (empty?.seq ?? 0) + 1;
     if (this.needsSnapshot && empty !== undefined && allPending) {
-      await this.log.compact(this.id, empty);
+      await this.log.compact(this.id, empty, this.underLock({}));
       this.startEmpty = undefined;
       this.needsSnapshot = false;
       this.persistedSeq = empty.seq;
@@ -201,7 +221,7 @@ export class LogWriter implements SessionWriter {
       ({ compactionDue } = await this.log.append(
         this.id,
         batch.map((pending) => pending.record),
-        compact ? { sync } : { sync, onWritten },
+        this.underLock(compact ? { sync } : { sync, onWritten }),
       ));
     } catch (error) {
       if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {
@@ -260,13 +280,18 @@ export class LogWriter implements SessionWriter {
     const records = this.pending
       .filter((pending) => pending.record.seq <= seq)
       .map((pending) => pending.record);
-    await this.log.compact(this.id, snapshotOf(state), { records });
+    await this.log.compact(this.id, snapshotOf(state), this.underLock({ records }));
     this.persistedSeq = seq;
     this.pending = this.pending.filter((pending) => pending.record.seq > seq);
     this.needsSnapshot = false;
     this.cleared = false;
     this.compactionDue = false;
     this.compactionsPostponed = 0;
+  }
+
+  /** A log call's options with the session's lock, when it has one. */
+  private underLock<T extends object>(options: T): T & { lock?: SessionLogLock } {
+    return this.lock === undefined ? options : { ...options, lock: this.lock };
   }
 }
 

@@ -105,6 +105,8 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
   private readonly setTimer: (callback: () => void, ms: number) => () => void;
   /** The lease token of each session this instance acquired (and may have lost since). */
   private readonly leases = new Map<string, string>();
+  /** The lease token behind each lock `acquire` returned, to fence writes made under a lock. */
+  private readonly tokenOfLock = new WeakMap<SessionLogLock, string>();
   private frozenAt: number | undefined;
 
   constructor(options: MemoryRelayOptions = {}) {
@@ -180,7 +182,7 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
     this.leases.set(id, token);
     this.wake(id);
     this.drain(id);
-    return {
+    const lock: SessionLogLock = {
       holder,
       release: async () => {
         if (this.leases.get(id) === token) this.leases.delete(id);
@@ -189,6 +191,8 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
         this.wake(id);
       },
     };
+    this.tokenOfLock.set(lock, token);
+    return lock;
   }
 
   async load(id: string): Promise<StoredLog | undefined> {
@@ -198,9 +202,9 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
   async append(
     id: string,
     records: readonly LogRecord[],
-    options: { sync: boolean },
+    options: { sync: boolean; lock?: SessionLogLock },
   ): Promise<AppendResult> {
-    this.fence(id);
+    this.fence(id, options.lock);
     const result = await this.shared.storage.append(id, records, options);
     this.rowsOf(id).push(...structuredClone([...records]));
     this.wake(id);
@@ -214,9 +218,9 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
   async compact(
     id: string,
     snapshot: SessionSnapshot,
-    options: { records?: readonly LogRecord[] } = {},
+    options: { records?: readonly LogRecord[]; lock?: SessionLogLock } = {},
   ): Promise<void> {
-    this.fence(id);
+    this.fence(id, options.lock);
     await this.shared.storage.compact(id, snapshot);
     const rows = this.rowsOf(id);
     const lastSeq = rows.at(-1)?.seq ?? 0;
@@ -356,10 +360,13 @@ export class MemoryRelay implements SessionLog, SessionReplication, OwnerInbox, 
     return frozenAt === undefined || this.shared.now() < frozenAt + this.shared.leaseMs;
   }
 
-  /** @throws ClawError `lease_lost` when another instance owns `id` now (SCALE-2). */
-  private fence(id: string): void {
+  /**
+   * @throws ClawError `lease_lost` when another instance owns `id` now (SCALE-2), or the write is
+   *   made under a `lock` that is not this instance's current one (an earlier hold's).
+   */
+  private fence(id: string, lock?: SessionLogLock): void {
     const owner = this.shared.owners.get(id);
-    const mine = this.leases.get(id);
+    const mine = lock === undefined ? this.leases.get(id) : this.tokenOfLock.get(lock) ?? '';
     const lost = mine === undefined
       ? owner !== undefined && owner.instance !== this
       : owner?.token !== mine;

@@ -141,11 +141,16 @@ export interface SessionLog {
    * `onWritten`, when given, is called once the records are written (a crash of this process can
    * no longer take them back) and before they are flushed; a log that cannot tell the two apart
    * need not call it.
+   *
+   * `lock`, when given, is the lock (from `acquire`) the write is made under. A log with leases
+   * refuses the write, writing nothing, when that lock is no longer the one it holds for the
+   * session (lost, released, or replaced by a later `acquire` in this process), so that a writer
+   * left over from an earlier ownership never writes under a later one (as `compact` does).
    */
   append(
     id: string,
     records: readonly LogRecord[],
-    options: { sync: boolean; onWritten?: () => void },
+    options: { sync: boolean; onWritten?: () => void; lock?: SessionLogLock },
   ): Promise<AppendResult>;
   /**
    * Replaces the session's stored log with one snapshot, atomically (a crash leaves the old log
@@ -161,7 +166,7 @@ export interface SessionLog {
   compact(
     id: string,
     snapshot: SessionSnapshot,
-    options?: { records?: readonly LogRecord[] },
+    options?: { records?: readonly LogRecord[]; lock?: SessionLogLock },
   ): Promise<void>;
   /** Removes the session; nothing happens when there is none. */
   remove(id: string): Promise<void>;

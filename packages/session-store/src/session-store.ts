@@ -217,6 +217,7 @@ export class SessionStore implements SessionManager {
               ? { startEmpty: snapshotOf(state) }
               : {}),
             syncEveryWrite: this.syncEveryWrite,
+            lock,
           }),
       });
       // Repair is the only write a load makes (SES-7).
@@ -229,11 +230,12 @@ export class SessionStore implements SessionManager {
   }
 }
 
-/** Stores what is left of an open session and unlocks it. */
+/** Stores what is left of an open session and unlocks it; nothing is written through it after. */
 async function finish(opened: Opened): Promise<void> {
   try {
     await opened.session.flush();
   } finally {
+    opened.session.release();
     await opened.lock.release();
   }
 }

@@ -246,6 +246,21 @@ export class StoredSession implements PersistentSession {
     );
   }
 
+  /**
+   * The session's lock was given up (its store let it go): every later change and flush rejects
+   * with `session_released`, and nothing more is written, so that a holder left over from this
+   * ownership (a retry, a task winding down) never writes under a later owner's lock.
+   */
+  release(): void {
+    this.writer.release?.(
+      new SessionStoreError(
+        `Session ${JSON.stringify(this.state.id)} was let go by this process (its lock was ` +
+        'given up), so nothing more is stored through this copy of it; open it again to go on.',
+        { code: 'session_released' },
+      ),
+    );
+  }
+
   /** Rejects every later change, then removes the session's storage once queued writes are done. */
   delete(): Promise<void> {
     this.deleted = true;

@@ -187,6 +187,21 @@ describe('one session object per id in a store, released by the last holder (RT-
     expect((await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).history()).toEqual([user('one'), user('two')]);
   });
 
+  it('stores nothing through a session object its last holder let go: a late change or retry is refused, the next holder\'s changes stay', async () => {
+    const workDir = await tempDir();
+    const manager = new FileSessionManager({ workDir });
+    const old = await manager.open('s1', { workDir });
+    await old.session.append(user('one'));
+    await old.release();
+    const next = await manager.open('s1', { workDir });
+    await next.session.append(user('two'));
+    // A task winding down, or the event log's retry, still holding the old object.
+    expect(await rejection(old.session.append(user('late')))).toMatchObject({ code: 'session_released' });
+    expect(await rejection(old.session.flush())).toMatchObject({ code: 'session_released' });
+    await next.release();
+    expect((await new FileSessionManager({ workDir }).getOrCreate('s1', { workDir })).history()).toEqual([user('one'), user('two')]);
+  });
+
   it('refuses opens after close', async () => {
     const workDir = await tempDir();
     const manager = new FileSessionManager({ workDir });

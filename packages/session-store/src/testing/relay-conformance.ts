@@ -2,11 +2,12 @@ import type { Message, TaskToolProgress } from '@claw/core';
 import { describe, expect, it, vi, type TestContext } from 'vitest';
 import { SessionLogError } from '../errors.js';
 import type { LogRecord, SessionLog } from '../session-log.js';
-import type {
-  OwnerInbox,
-  RelayReply,
-  RelayRequest,
-  SessionRelay,
+import {
+  leaseLostCode,
+  type OwnerInbox,
+  type RelayReply,
+  type RelayRequest,
+  type SessionRelay,
 } from '../session-relay.js';
 import { SessionStore } from '../session-store.js';
 import { plain, rejection, type SessionLogBackend } from './conformance.js';
@@ -153,6 +154,27 @@ export function describeSessionRelay(name: string, backend: SessionLogBackend): 
         }
         await lock.release();
         expect(await theirs.ownerOf('s')).toBeUndefined();
+      }));
+
+      it('refuses a write made under an earlier lock of this instance once it took the session again, writing nothing', withInstances(async (owner) => {
+        // A writer left over from an earlier hold (a retry after its lease was lost) must never
+        // write under the hold that followed it in the same process.
+        const first = await owner.acquire('s');
+        await owner.compact('s', emptySnapshot('s', { workDir }), { lock: first });
+        await first.release();
+        const second = await owner.acquire('s');
+        try {
+          const late = await rejection(owner.append('s', [message(1, 'late')], { sync: true, lock: first }));
+          expect(late).toMatchObject({ code: leaseLostCode });
+          const lateSnapshot = owner.compact('s', { ...emptySnapshot('s', { workDir }), seq: 7 }, { lock: first });
+          expect(await rejection(lateSnapshot)).toMatchObject({ code: leaseLostCode });
+          expect(plain((await owner.load('s'))?.records)).toEqual([]);
+          expect((await owner.load('s'))?.snapshot.seq).toBe(0);
+          await owner.append('s', [message(1, 'mine')], { sync: true, lock: second });
+          expect(plain((await owner.load('s'))?.records)).toEqual(plain([message(1, 'mine')]));
+        } finally {
+          await second.release();
+        }
       }));
 
       it('reads the records after a seq, in order, at most limit of them; nothing new is empty', withInstances(async (owner, other) => {
