@@ -54,6 +54,8 @@ export class SoakClient {
     this.anomalies = [];
     /** Ranges of seqs not received because the server refused the cursor (cursor_expired). */
     this.skipped = [];
+    /** After a resync (see `session_opened`): events up to this seq may come again. */
+    this.replayUpTo = undefined;
     /** Tasks that started and have not ended yet, as seen: task id → its task_started. */
     this.openTasks = new Map();
     this.state = undefined;
@@ -66,6 +68,8 @@ export class SoakClient {
     this.ws = undefined;
     this.connection = 0;
     this.stats = {
+      /** Events received again after a resync (an open with an older cursor), as sent before. */
+      replayed: 0,
       connections: 0,
       connectFailures: 0,
       dropped: 0,
@@ -182,6 +186,12 @@ export class SoakClient {
       openedAfter: undefined,
       lastPong: Date.now(),
       openAttempts: 0,
+      /**
+       * The cursors of the opens sent and not answered yet (undefined: opened for its history),
+       * oldest first, and when the last one was sent.
+       */
+      pendingOpens: [],
+      lastOpenAt: 0,
       /** A reopen is scheduled (its timer runs): later errors of the old attachment are stale. */
       reopening: false,
       closedByUs: false,
@@ -190,6 +200,11 @@ export class SoakClient {
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
     };
     const open = (withCursor = true) => {
+      // One open at a time: the errors of requests sent before an end each say the end again,
+      // and an open for each would be a resync each (CH-9), the session's events sent again.
+      if (link.pendingOpens.length > 0 && Date.now() - link.lastOpenAt < 2000) return;
+      link.pendingOpens.push(withCursor ? this.cursor : undefined);
+      link.lastOpenAt = Date.now();
       link.opened = false;
       link.reopening = false;
       link.openAttempts += 1;
@@ -276,6 +291,12 @@ export class SoakClient {
       case 'session_opened':
         link.opened = true;
         link.openAttempts = 0;
+        {
+          // An open with a cursor behind this client's (sent before the events after it came)
+          // is a resync: the events up to the current cursor come again, as CH-9 says.
+          const after = link.pendingOpens.shift();
+          this.replayUpTo = after !== undefined && after < this.cursor ? this.cursor : undefined;
+        }
         this.trace(`session_opened state=${event.state} last_seq=${event.last_seq} pending=${event.pending_approvals?.length ?? 0}`);
         this.state = event.state;
         if (link.openedAfter !== undefined && event.last_seq < link.openedAfter) {
@@ -323,6 +344,11 @@ export class SoakClient {
     this.trace(`${event.seq} ${event.type}${event.task_id ? ` ${event.task_id}` : ''}${event.tool_call_id ? ` ${event.tool_call_id}` : ''}${event.state ? ` ${event.state}` : ''}${event.code ? ` ${event.code}` : ''}`);
     if (event.seq < expected) {
       const before = this.received.get(event.seq);
+      if (this.replayUpTo !== undefined && event.seq <= this.replayUpTo && before === text) {
+        this.stats.replayed += 1;
+        if (event.seq === this.replayUpTo) this.replayUpTo = undefined;
+        return;
+      }
       if (before === undefined) this.anomaly('out_of_order', `seq ${event.seq} after ${this.cursor}`);
       else if (before === text) this.anomaly('duplicate', `seq ${event.seq} received again (cursor ${this.cursor})`);
       else this.anomaly('seq_reused', `seq ${event.seq} received again as another event: first ${before.slice(0, 300)} then ${text.slice(0, 300)}`);
@@ -388,6 +414,7 @@ export class SoakClient {
     if (code === 'cursor_expired') {
       this.stats.cursorExpired += 1;
       this.anomaly('cursor_expired', `cursor ${this.cursor}: ${event.message} (oldest ${event.oldest_seq})`);
+      link.pendingOpens.shift();
       open(false);
       return;
     }
@@ -404,6 +431,9 @@ export class SoakClient {
     // client the events the first open sent it again.
     if (sessionEndCodes.has(code) && link.reopening) return;
     if (!link.opened) {
+      // The answer to the open, unless it is another request's end told again (then the open
+      // is still on its way, and no second one goes before it or 2 s have passed).
+      if (!sessionEndCodes.has(code)) link.pendingOpens.shift();
       // The open was refused (owned elsewhere and not servable yet, store away, …): again, and
       // after a few tries from another instance.
       this.stats.openErrors += 1;
