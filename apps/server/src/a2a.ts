@@ -239,12 +239,27 @@ export class A2aEndpoints {
     },
   };
 
-  /** Denies at once without a controller; else waits for one's answer up to the timeout. */
+  /**
+   * Denies at once without a controller; else waits for one's answer up to the timeout. A request
+   * for input of an MCP server (MCP-7) is declined the same way.
+   */
   private approvals(sessionId: string): ApprovalHandler {
     const { approvalTimeoutMs } = this.options;
     const setTimer = this.options.setTimer ?? ((callback, ms) => {
       const timer = setTimeout(callback, ms);
       return () => clearTimeout(timer);
+    });
+    /** Resolves once the timeout is up, unless a controller's answer wins first (`signal`). */
+    const timeUp = (signal: AbortSignal): Promise<void> => new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        cancel();
+        reject(abortReason(signal));
+      };
+      const cancel = setTimer(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, approvalTimeoutMs);
+      signal.addEventListener('abort', onAbort, { once: true });
     });
     return {
       approve: (_prompt, signal) => {
@@ -255,20 +270,15 @@ export class A2aEndpoints {
               'controls its session to allow it',
           });
         }
-        return new Promise<ApprovalAnswer>((resolve, reject) => {
-          const onAbort = (): void => {
-            cancel();
-            reject(abortReason(signal));
-          };
-          const cancel = setTimer(() => {
-            signal.removeEventListener('abort', onAbort);
-            resolve({
-              decision: 'deny',
-              reason: `this task came from a remote agent (A2A) and no operator answered within ${approvalTimeoutMs} ms`,
-            });
-          }, approvalTimeoutMs);
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
+        return timeUp(signal).then((): ApprovalAnswer => ({
+          decision: 'deny',
+          reason: `this task came from a remote agent (A2A) and no operator answered within ${approvalTimeoutMs} ms`,
+        }));
+      },
+      elicit: (_prompt, signal) => {
+        const declined = { action: 'decline' } as const;
+        if (!this.options.hasController(sessionId)) return Promise.resolve(declined);
+        return timeUp(signal).then(() => declined);
       },
     };
   }

@@ -101,8 +101,13 @@ export async function serve(options: ServeOptions, io: ServeIo): Promise<number>
       tracer: tracing.tracer,
       ...(options.demo ? { provider: createDemoModel({ unattended: false, endless: true }) } : {}),
       onError: (error, what) => io.err(`claw-server: ${what}: ${errorMessage(error)}`),
-      // A workspace's MCP server that is skipped, drops or comes back (MCP-5).
-      mcp: { onWarning: (warning, workDir) => io.err(`mcp (${workDir}): ${warning.message}`) },
+      mcp: {
+        // A workspace's MCP server that is skipped, drops or comes back (MCP-5).
+        onWarning: (warning, workDir) => io.err(`mcp (${workDir}): ${warning.message}`),
+        // A server's request for input nobody answers is declined after the time an approval
+        // nobody answers waits before it is denied: the idle timeout (MCP-7, CH-10).
+        elicitationTimeoutMs: options.idleTimeoutMs,
+      },
     });
     await logUntrusted(factory, workspaces, settings, io);
     const isolation = factory.isolation();

@@ -31,7 +31,9 @@ Listening:
   --shutdown-grace-ms <n>         on SIGTERM/SIGINT, running tasks get this long to finish
                                   before they are canceled (default: ${s.shutdownGraceMs})
   --idle-timeout-ms <n>           a session no client watched for this long has its pending
-                                  approvals denied and is unloaded (default: ${s.idleTimeoutMs})
+                                  approvals denied and is unloaded; an MCP server's request
+                                  for input nobody answers for this long is declined
+                                  (default: ${s.idleTimeoutMs})
   --a2a-approval-timeout-ms <n>   a tool call of a task sent over A2A waits this long for an
                                   answer in a console before it is denied; with no console on
                                   the session it is denied at once (default: ${s.a2aApprovalTimeoutMs})

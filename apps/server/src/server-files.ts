@@ -9,6 +9,7 @@ import {
   errorMessage,
   prepareStateFolder,
   stateFolderName,
+  userStateFolder,
   writeFileAtomically,
 } from '@claw/core';
 
@@ -41,11 +42,9 @@ type Env = Readonly<Record<string, string | undefined>>;
  * the same under the user's home folder from the system.
  */
 export function serverStateFolder(env: Env): string {
-  const xdg = env.XDG_STATE_HOME;
-  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(xdg, 'claw', 'servers');
-  const home =
-    env.HOME !== undefined && path.isAbsolute(env.HOME) ? env.HOME : os.userInfo().homedir;
-  return path.join(home, '.local', 'state', 'claw', 'servers');
+  const folder = userStateFolder(env) ?? userStateFolder({ HOME: os.userInfo().homedir }) ??
+    path.join(os.userInfo().homedir, '.local', 'state', 'claw');
+  return path.join(folder, 'servers');
 }
 
 /**

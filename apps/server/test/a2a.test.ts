@@ -3,7 +3,9 @@
 // envelope.
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { ToolMessage } from '@claw/core';
@@ -351,5 +353,41 @@ describe('claw → claw', () => {
     });
     expect((await post({ message: 'hi' })).status).toBe(401);
     expect(server.provider.calls).toHaveLength(0);
+  });
+});
+
+describe('a request for input of an MCP server in an inbound A2A task (MCP-7)', () => {
+  it('is declined at once when no console is attached, as an approval is denied', async () => {
+    const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
+    const askServer = {
+      command: process.execPath,
+      args: [
+        fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
+        sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
+        sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
+        sdk.resolve('@modelcontextprotocol/sdk/types.js'),
+      ],
+      risk: 'safe',
+    };
+    const form = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    const server = await startServer({
+      steps: [
+        { toolCalls: [{ id: 'ask', name: 'mcp_sdk_ask', arguments: { message: 'Who are you?', requestedSchema: form } }] },
+        { text: 'nobody said' },
+      ],
+      settings: { trustWorkspaces: true },
+    });
+    await mkdir(path.join(server.workDir, '.claw'));
+    await writeFile(path.join(server.workDir, '.claw', 'mcp.json'), JSON.stringify({ mcpServers: { sdk: askServer } }));
+    const a2a = await client(server);
+    const task = asTask(await a2a.sendMessage(send('who am I?')));
+    expect(task.status?.state).toBe(TaskState.completed);
+    const watcher = await WsClient.connect(server.address.http);
+    await watcher.hello();
+    watcher.send({ type: 'open', session_id: `a2a-${task.id}`, role: 'observer' });
+    const history = await watcher.next('history');
+    const observation = (history.messages as Array<{ role: string; content: string }>)
+      .find((message) => message.role === 'tool');
+    expect(JSON.parse(observation?.content ?? 'null')).toEqual({ action: 'decline' });
   });
 });

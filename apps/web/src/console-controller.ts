@@ -6,7 +6,13 @@ import { ProtocolClient, socketUrl, type SocketLike } from './protocol-client.js
 import { fetchListing } from './session-listing.js';
 import { followUps } from './state/decisions.js';
 import { initialState, reduce } from './state/reducer.js';
-import type { Action, ConsoleState, Decision, SessionView } from './state/types.js';
+import type {
+  Action,
+  ConsoleState,
+  Decision,
+  ElicitationReply,
+  SessionView,
+} from './state/types.js';
 import { tokenKey } from './token.js';
 
 export interface ControllerEnvironment {
@@ -129,6 +135,23 @@ export class ConsoleController {
     const message = { type: 'approval_response', session_id: sessionId, request_id: requestId, decision } as const;
     if (this.send(message)) {
       this.dispatch({ type: 'approval_answered', sessionId, requestId, decision });
+    }
+  }
+
+  /**
+   * Passes an answer to an MCP server's request for input on (MCP-7): the form's content with
+   * `accept`. The card goes only when the server says the request resolved; a refusal (the answer
+   * does not fit the form, or another answer won) comes back as an error on the card.
+   */
+  answerElicitation(sessionId: string, requestId: string, reply: ElicitationReply): void {
+    const message = {
+      type: 'elicitation_response',
+      session_id: sessionId,
+      request_id: requestId,
+      ...reply,
+    } as const;
+    if (this.send(message)) {
+      this.dispatch({ type: 'elicitation_answered', sessionId, requestId, action: reply.action });
     }
   }
 

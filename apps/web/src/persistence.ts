@@ -109,7 +109,7 @@ function isView(value: unknown, id: string): value is SessionView {
 }
 
 function clearAnswer(item: TranscriptItem): TranscriptItem {
-  return item.kind === 'approval' && item.answering !== undefined
+  return (item.kind === 'approval' || item.kind === 'elicitation') && item.answering !== undefined
     ? { ...item, answering: undefined }
     : item;
 }

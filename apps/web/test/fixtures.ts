@@ -93,6 +93,23 @@ export class SessionScript {
     return [done, idle];
   }
 
+  elicitationRequest(
+    requestId: string,
+    fields: Partial<EventFields<'elicitation_request'>> = {},
+  ): ServerEventOf<'elicitation_request'> {
+    return this.event('elicitation_request', {
+      request_id: requestId,
+      server: 'sdk',
+      message: 'Who are you?',
+      requested_schema: {
+        type: 'object',
+        properties: { name: { type: 'string', title: 'Your name', minLength: 2 } },
+        required: ['name'],
+      },
+      ...fields,
+    });
+  }
+
   approvalRequest(
     requestId: string,
     fields: Partial<EventFields<'approval_request'>> = {},
@@ -184,6 +201,11 @@ export function shown(items: readonly TranscriptItem[]): string[] {
         return `tool ${item.name}${item.result ? ` → ${item.result.isError ? 'error' : 'ok'}` : ''}`;
       case 'approval':
         return `approval ${item.requestId}${item.resolution ? `: ${item.resolution.decision} by ${item.resolution.by}` : ''}`;
+      case 'elicitation':
+        return `input ${item.requestId} from ${item.server}` +
+          (item.resolution ? `: ${item.resolution.action} by ${item.resolution.by}` : '') +
+          (item.answering ? ` [sent ${item.answering}]` : '') +
+          (item.error === undefined ? '' : ` [error: ${item.error}]`);
       case 'notice':
         return `notice(${item.tone}): ${item.text}`;
       case 'compaction':

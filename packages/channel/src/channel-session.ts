@@ -10,6 +10,7 @@ import { ChannelError, toChannelError } from './errors.js';
 import type { CloseReason } from './outbound-queue.js';
 import { isSessionEndCode, toWireMessage, type ServerEvent } from './protocol.js';
 
+/** What a connection may do in a session: a controller prompts and answers, an observer watches. */
 export type ChannelRole = 'controller' | 'observer';
 
 /** The least time between two `tool_progress` of one tool call to one connection. */
@@ -255,9 +256,9 @@ export class ChannelSession {
   /**
    * Answers an MCP server's request for input (MCP-7); the first answer wins.
    *
-   * @throws ChannelError `elicitation_not_pending` (also for an observer's answer, and where the
-   *   session runs on another instance); `invalid_elicitation_answer` when the content does not
-   *   fit the form (the request stays waiting).
+   * @throws ChannelError `elicitation_not_pending` (also for an observer's answer);
+   *   `invalid_elicitation_answer` when the content does not fit the form (the request stays
+   *   waiting). Where another instance runs the session, the answer goes to it (SCALE-4).
    */
   async answerElicitation(
     requestId: string,
@@ -275,12 +276,12 @@ export class ChannelSession {
     }
     if (this.runtime.respondElicitation === undefined) {
       throw notPending(
-        `session ${JSON.stringify(this.id)} runs on another instance, whose clients answer its ` +
-        'requests for input',
+        `session ${JSON.stringify(this.id)} takes no answers to requests for input here; answer ` +
+        'where claw runs it',
       );
     }
     try {
-      this.runtime.respondElicitation(requestId, answer, by);
+      await this.runtime.respondElicitation(requestId, answer, by);
     } catch (error) {
       const failure = toChannelError(error, this.id);
       throw new ChannelError(failure.message, {

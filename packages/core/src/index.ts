@@ -69,6 +69,7 @@ export {
   prepareStateFolder,
   stateFolderIgnore,
   stateFolderName,
+  userStateFolder,
   type StateFolderFileSystem,
 } from './state-folder.js';
 export {

@@ -57,3 +57,25 @@ export async function prepareStateFolder(
     // There is one already (EEXIST), or it cannot be written: the state is written all the same.
   }
 }
+
+/**
+ * The user's own claw state folder, outside every workspace (TRUST-4: the servers' tokens, MCP
+ * login tokens): `$XDG_STATE_HOME/claw` when XDG_STATE_HOME is an absolute path (a relative one
+ * is invalid under the XDG Base Directory spec and would land in the current folder), else
+ * `$HOME/.local/state/claw` when HOME is absolute; undefined without either. `env` is passed in
+ * (the app's environment): no package reads `process.env` itself. Paths are joined with `/`.
+ */
+export function userStateFolder(
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const xdg = absolute(env.XDG_STATE_HOME);
+  if (xdg !== undefined) return `${xdg}/claw`;
+  const home = absolute(env.HOME);
+  return home === undefined ? undefined : `${home}/.local/state/claw`;
+}
+
+/** `folder` without trailing slashes when it is an absolute path, else undefined. */
+function absolute(folder: string | undefined): string | undefined {
+  if (folder === undefined || !folder.startsWith('/')) return undefined;
+  return folder.replace(/\/+$/, '');
+}

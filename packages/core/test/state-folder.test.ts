@@ -3,7 +3,12 @@ import * as fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prepareStateFolder, stateFolderIgnore, type StateFolderFileSystem } from '../src/index.js';
+import {
+  prepareStateFolder,
+  stateFolderIgnore,
+  userStateFolder,
+  type StateFolderFileSystem,
+} from '../src/index.js';
 
 const made: string[] = [];
 
@@ -64,5 +69,29 @@ describe('prepareStateFolder', () => {
     await rm(folder, { recursive: true });
     await prepareStateFolder(fs, folder);
     expect(await readFile(path.join(folder, '.gitignore'), 'utf8')).toBe(stateFolderIgnore);
+  });
+});
+
+describe('userStateFolder', () => {
+  it('is $XDG_STATE_HOME/claw when XDG_STATE_HOME is absolute, whatever HOME is', () => {
+    expect(userStateFolder({ XDG_STATE_HOME: '/var/state', HOME: '/home/ada' })).toBe('/var/state/claw');
+    expect(userStateFolder({ XDG_STATE_HOME: '/var/state/' })).toBe('/var/state/claw');
+    expect(userStateFolder({ XDG_STATE_HOME: '/' })).toBe('/claw');
+  });
+
+  it('is $HOME/.local/state/claw when XDG_STATE_HOME is unset, empty or relative', () => {
+    expect(userStateFolder({ HOME: '/home/ada' })).toBe('/home/ada/.local/state/claw');
+    expect(userStateFolder({ HOME: '/home/ada/', XDG_STATE_HOME: '' })).toBe('/home/ada/.local/state/claw');
+    expect(userStateFolder({ HOME: '/home/ada', XDG_STATE_HOME: 'state' })).toBe('/home/ada/.local/state/claw');
+  });
+
+  it('is undefined without an absolute XDG_STATE_HOME or HOME (never the current folder)', () => {
+    expect(userStateFolder({})).toBeUndefined();
+    expect(userStateFolder({ HOME: '', XDG_STATE_HOME: '' })).toBeUndefined();
+    expect(userStateFolder({ HOME: 'ada', XDG_STATE_HOME: './state' })).toBeUndefined();
+  });
+
+  it('reads only the env it is given', () => {
+    expect(userStateFolder({ HOME: '/home/given' })).toBe('/home/given/.local/state/claw');
   });
 });

@@ -5,6 +5,7 @@ import {
   errnoCode,
   errorMessage,
   SerialQueue,
+  userStateFolder,
   writeFileAtomically,
   type AtomicWriteFileSystem,
 } from '@claw/core';
@@ -32,14 +33,8 @@ export const mcpAuthFileName = 'mcp-auth.json';
  * cannot reach (TRUST-4).
  */
 export function mcpAuthFile(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const state = env.XDG_STATE_HOME;
-  // A relative XDG_STATE_HOME is invalid (XDG Base Directory) and would land in the current folder.
-  if (state !== undefined && path.isAbsolute(state)) {
-    return path.join(state, 'claw', mcpAuthFileName);
-  }
-  const home = env.HOME;
-  if (home === undefined || !path.isAbsolute(home)) return undefined;
-  return path.join(home, '.local', 'state', 'claw', mcpAuthFileName);
+  const folder = userStateFolder(env);
+  return folder === undefined ? undefined : path.join(folder, mcpAuthFileName);
 }
 
 /** What claw keeps for one MCP server (by its URL). */

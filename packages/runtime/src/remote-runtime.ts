@@ -43,8 +43,8 @@ export interface RuntimeHandle {
   /** @throws ApprovalNotPendingError when it is not waiting (any more): the first answer won. */
   respond(requestId: string, decision: ApprovalDecision, by?: string): void | Promise<void>;
   /**
-   * Answers a request for input from an MCP server (MCP-7); absent where it cannot be done (a
-   * session another instance runs: its servers ask the clients of that instance).
+   * Answers a request for input from an MCP server (MCP-7), through the owner when another
+   * instance runs the session; absent where it cannot be done.
    *
    * @throws ElicitationAnswerError when it is not waiting (any more) or does not fit the form.
    */
@@ -52,7 +52,7 @@ export interface RuntimeHandle {
     requestId: string,
     answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
     by?: string,
-  ): void;
+  ): void | Promise<void>;
   close(options?: { cancel?: boolean }): Promise<void>;
 }
 
@@ -116,6 +116,15 @@ export class RemoteRuntime implements RuntimeHandle {
 
   respond(requestId: string, decision: ApprovalDecision, by?: string): Promise<void> {
     return this.remote.respond(requestId, decision, by ?? this.id);
+  }
+
+  /** @throws ElicitationAnswerError when the owner does not take the answer. */
+  respondElicitation(
+    requestId: string,
+    answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
+    by?: string,
+  ): Promise<void> {
+    return this.remote.respondElicitation(requestId, answer, by ?? this.id);
   }
 
   /** Leaves the session (a remote task is never canceled by a client leaving). Idempotent. */

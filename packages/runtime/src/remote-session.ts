@@ -3,6 +3,7 @@ import {
   ClawError,
   Listeners,
   type ApprovalDecision,
+  type ElicitationAction,
   type SessionEvent,
   type SessionRunState,
   type TaskToolProgress,
@@ -27,6 +28,7 @@ import {
 } from './event-log.js';
 import { relayHandler } from './relay-handler.js';
 import type { Runtime } from './runtime.js';
+import { ElicitationAnswerError } from './session-approvals.js';
 import type { SessionView } from './session-host.js';
 
 /** Options of {@link RemoteSession.open}. */
@@ -190,6 +192,26 @@ export class RemoteSession {
   }
 
   /**
+   * Answers a request for input of the owner's MCP server (MCP-7) through the owner.
+   *
+   * @throws ElicitationAnswerError when the owner no longer waits for it (first answer wins) or
+   *   the content does not fit the form.
+   */
+  async respondElicitation(
+    requestId: string,
+    answer: { action: ElicitationAction; content?: Readonly<Record<string, unknown>> },
+    by: string,
+  ): Promise<void> {
+    await this.request({
+      kind: 'elicitation_answer',
+      requestId,
+      action: answer.action,
+      ...(answer.content === undefined ? {} : { content: { ...answer.content } }),
+      by,
+    });
+  }
+
+  /**
    * Has `request` served by the owner, or by the runtime here once adopted: the same handler the
    * owner serves with ({@link relayHandler}), so both answer alike.
    */
@@ -203,6 +225,14 @@ export class RemoteSession {
     }
     if (reply.code === 'approval_not_pending' && request.kind === 'answer') {
       throw new ApprovalNotPendingError(reply.message, { requestId: request.requestId });
+    }
+    const inputCodes = ['elicitation_not_pending', 'invalid_elicitation_answer'] as const;
+    const inputCode = inputCodes.find((code) => code === reply.code);
+    if (inputCode !== undefined && request.kind === 'elicitation_answer') {
+      throw new ElicitationAnswerError(reply.message, {
+        requestId: request.requestId,
+        code: inputCode,
+      });
     }
     throw new ClawError(reply.message, { code: reply.code });
   }

@@ -1,5 +1,10 @@
 import path from 'node:path';
-import type { ApprovalAnswer, ApprovalHandler, ApprovalPrompt } from '@claw/approval';
+import type {
+  ApprovalAnswer,
+  ApprovalHandler,
+  ApprovalPrompt,
+  ElicitationPrompt,
+} from '@claw/approval';
 import {
   SharedResources,
   abortReason,
@@ -527,22 +532,28 @@ export class SessionLifecycle {
         `${minutes >= 1 ? `${Math.round(minutes)} min` : `${idleTimeoutMs} ms`} ` +
         `(${this.name}'s idle timeout)`,
     };
+    const expired = (signal: AbortSignal): Promise<void> => {
+      if (entry.expired) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const deny = (): void => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = (): void => {
+          entry.waiters.delete(deny);
+          reject(abortReason(signal));
+        };
+        entry.waiters.add(deny);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    };
     return {
-      approve: (_prompt: ApprovalPrompt, signal: AbortSignal) => {
-        if (entry.expired) return Promise.resolve(answer);
-        return new Promise<ApprovalAnswer>((resolve, reject) => {
-          const deny = (): void => {
-            signal.removeEventListener('abort', onAbort);
-            resolve(answer);
-          };
-          const onAbort = (): void => {
-            entry.waiters.delete(deny);
-            reject(abortReason(signal));
-          };
-          entry.waiters.add(deny);
-          signal.addEventListener('abort', onAbort, { once: true });
-        });
-      },
+      approve: (_prompt: ApprovalPrompt, signal: AbortSignal) =>
+        expired(signal).then(() => answer),
+      // A request for input of an MCP server (MCP-7) waits like a question, for a client here or
+      // another process's (SCALE-4), and is declined when nobody watched for the idle time.
+      elicit: (_prompt: ElicitationPrompt, signal: AbortSignal) =>
+        expired(signal).then(() => ({ action: 'decline' as const })),
     };
   }
 

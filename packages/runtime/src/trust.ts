@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import path from 'node:path';
-import { ClawUserError, errnoCode, errorMessage, writeFileAtomically } from '@claw/core';
+import {
+  ClawUserError,
+  errnoCode,
+  errorMessage,
+  userStateFolder,
+  writeFileAtomically,
+} from '@claw/core';
 import { z } from 'zod';
 
 // Trust of a workspace's settings files (TRUST-1..3). A cloned repository's `.claw/config.json`
@@ -13,6 +19,7 @@ import { z } from 'zod';
 
 /** The files of a workspace's `.claw/` folder that take trust, in the order they are shown. */
 export const trustedSettingsFiles = ['config.json', 'mcp.json', 'a2a.json'] as const;
+/** One of the workspace settings files that take trust (`trustedSettingsFiles`). */
 export type TrustedSettingsFile = (typeof trustedSettingsFiles)[number];
 
 /** The record of trusted workspaces, in the user's claw folder. */
@@ -60,6 +67,7 @@ const recordSchema = z.strictObject({
 
 type TrustRecord = z.infer<typeof recordSchema>;
 
+/** Where the trust record is and what the command line says, for the workspace trust checks. */
 export interface TrustOptions {
   /** The process environment: where the record is (`XDG_CONFIG_HOME`, else `HOME`). */
   env: Env;
@@ -92,13 +100,14 @@ export function userClawFolder(env: Env): string | undefined {
  * (`~/.config/claw`, `~/.local/state/claw`), which a workspace that is the home folder holds.
  */
 export function userClawFolders(env: Env): string[] {
-  const bases = [env.XDG_CONFIG_HOME, env.XDG_STATE_HOME]
-    .filter((folder): folder is string => folder !== undefined && path.isAbsolute(folder));
-  const home = env.HOME;
-  if (home !== undefined && path.isAbsolute(home)) {
-    bases.push(path.join(home, '.config'), path.join(home, '.local', 'state'));
-  }
-  return [...new Set(bases.map((folder) => path.join(folder, 'claw')))];
+  const home = { HOME: env.HOME };
+  const folders = [
+    userClawFolder(env),
+    userStateFolder(env),
+    userClawFolder(home),
+    userStateFolder(home),
+  ].filter((folder): folder is string => folder !== undefined);
+  return [...new Set(folders.map((folder) => path.normalize(folder)))];
 }
 
 /**

@@ -1,4 +1,10 @@
-import type { ApprovalDecision, Message, SessionEvent, TaskToolProgress } from '@claw/core';
+import type {
+  ApprovalDecision,
+  ElicitationAction,
+  Message,
+  SessionEvent,
+  TaskToolProgress,
+} from '@claw/core';
 import type { LogRecord, SessionLog, StoredLog } from './session-log.js';
 import {
   applyRecord,
@@ -15,6 +21,14 @@ export type RelayRequest =
   | { kind: 'prompt'; content: string; by: string }
   | { kind: 'interrupt'; reason: string; by: string }
   | { kind: 'answer'; requestId: string; decision: ApprovalDecision; by: string }
+  /** An answer to a request for input of the owner's MCP server (MCP-7). */
+  | {
+    kind: 'elicitation_answer';
+    requestId: string;
+    action: ElicitationAction;
+    content?: Record<string, unknown>;
+    by: string;
+  }
   /** Clients of the sender follow the session: the owner must not count it as unwatched. */
   | { kind: 'watching'; by: string };
 

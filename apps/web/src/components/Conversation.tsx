@@ -2,6 +2,7 @@ import { memo, useLayoutEffect, useRef } from 'react';
 import type { SessionView, TranscriptItem } from '../state/types.js';
 import { ApprovalCard } from './ApprovalCard.js';
 import { CompactionDivider } from './CompactionDivider.js';
+import { ElicitationCard } from './ElicitationCard.js';
 import { ThinkingBlock } from './ThinkingBlock.js';
 import { ToolCallView } from './ToolCallView.js';
 
@@ -50,6 +51,8 @@ const Item = memo(function Item({
       return <ToolCallView call={item} />;
     case 'approval':
       return <ApprovalCard card={item} sessionId={sessionId} canAnswer={canAnswer} />;
+    case 'elicitation':
+      return <ElicitationCard card={item} sessionId={sessionId} canAnswer={canAnswer} />;
     case 'notice':
       return (
         <p data-testid="notice" className={`notice-line ${item.tone}`}>

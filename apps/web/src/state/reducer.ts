@@ -7,8 +7,9 @@ import {
   applyToolProgress,
   emptySession,
   updateApproval,
+  updateElicitation,
 } from './session.js';
-import type { Action, ConsoleState, SessionView } from './types.js';
+import type { Action, ConsoleState, SessionView, TranscriptItem } from './types.js';
 
 export function initialState(restored: SessionView[] = []): ConsoleState {
   const sessions: Record<string, SessionView> = {};
@@ -61,6 +62,14 @@ export function reduce(state: ConsoleState, action: Action): ConsoleState {
         updateApproval(view, action.requestId, (card) => ({
           ...card,
           answering: action.decision,
+          error: undefined,
+        })),
+      );
+    case 'elicitation_answered':
+      return mapSession(state, action.sessionId, (view) =>
+        updateElicitation(view, action.requestId, (card) => ({
+          ...card,
+          answering: action.action,
           error: undefined,
         })),
       );
@@ -204,14 +213,17 @@ function errorEvent(state: ConsoleState, event: ServerEventOf<'error'>): Console
     };
   }
   if (event.request_id !== undefined) {
+    // A refused answer (to an approval or a request for input): said on its card, which may be
+    // answered again while it waits.
+    const refused = <T extends { answering?: unknown; error?: string }>(card: T): T => ({
+      ...card,
+      answering: undefined,
+      error: event.message,
+    });
     const requestId = event.request_id;
     return withSession(
       state,
-      updateApproval(view, requestId, (card) => ({
-        ...card,
-        answering: undefined,
-        error: event.message,
-      })),
+      updateElicitation(updateApproval(view, requestId, refused), requestId, refused),
     );
   }
   if (view.status === 'opening' && view.items.length === 0) {
@@ -269,12 +281,13 @@ function connectionChanged(
   // answers not yet resolved can be given again once the card is back.
   const sessions: Record<string, SessionView> = {};
   for (const [id, view] of Object.entries(state.sessions)) {
-    const hasAnswer = view.items.some((item) => item.kind === 'approval' && item.answering);
-    sessions[id] = hasAnswer
+    const answered = (item: TranscriptItem): boolean =>
+      (item.kind === 'approval' || item.kind === 'elicitation') && item.answering !== undefined;
+    sessions[id] = view.items.some(answered)
       ? {
           ...view,
           items: view.items.map((item) =>
-            item.kind === 'approval' ? { ...item, answering: undefined } : item,
+            answered(item) ? { ...item, answering: undefined } : item,
           ),
         }
       : view;

@@ -3,6 +3,7 @@ import { describeCost, promptTitle, type InstructionFile } from '@claw/channel/p
 import type {
   CompactionItem,
   ConnectionStatus,
+  ElicitationAction,
   Figures,
   RunState,
   SessionView,
@@ -165,4 +166,13 @@ export function formatBudgets(figures: Figures): string {
     return [`${label} ${Math.floor(value).toLocaleString('en-US')}`];
   });
   return parts.length === 0 ? 'no limits' : parts.join(' · ');
+}
+
+/** How a request for input ended, in words: `by` is who answered, or why nobody did. */
+export function elicitationOutcomeText(action: ElicitationAction, by: string): string {
+  if (by === 'timeout') return 'declined: nobody answered in time';
+  if (by === 'nobody') return 'declined: nobody could be asked';
+  if (by === 'canceled') return 'withdrawn';
+  const verb = action === 'accept' ? 'answered' : action === 'decline' ? 'declined' : 'dismissed';
+  return `${verb} by ${by}`;
 }

@@ -13,6 +13,7 @@ import { taskSummaryText } from './tally.js';
 import type {
   ApprovalItem,
   AssistantItem,
+  ElicitationItem,
   SessionView,
   ThinkingItem,
   TranscriptItem,
@@ -90,23 +91,16 @@ export function applySessionEvent(
         error: undefined,
       }));
     case 'elicitation_request':
-      // An MCP server's request for input (MCP-7): shown; the form is answered where claw runs
-      // (its terminal) or by a client that can fill it in, else declined when its time is up.
-      return push(endStream(endThinking(next)), {
-        kind: 'notice',
-        key,
-        tone: 'warning',
-        text: sentence(
-          `MCP server ${JSON.stringify(event.server)} asks for input: ${event.message}`,
-        ),
-      });
+      // An MCP server's request for input (MCP-7): a card with its form, answered from here or
+      // by any other client that can (the first answer wins), else declined when its time is up.
+      return addElicitation(next, event);
     case 'elicitation_resolved':
-      return push(next, {
-        kind: 'notice',
-        key,
-        tone: 'info',
-        text: sentence(`the request for input was ${elicitationOutcome(event.action, event.by)}`),
-      });
+      return updateElicitation(next, event.request_id, (card) => ({
+        ...card,
+        resolution: { action: event.action, by: event.by },
+        answering: undefined,
+        error: undefined,
+      }));
     case 'state':
       return { ...next, runState: event.state, listing: { ...next.listing, state: event.state } };
     case 'context_compacted':
@@ -327,6 +321,37 @@ export function updateApproval(
   return card?.kind === 'approval' ? replaceItem(view, index, change(card)) : view;
 }
 
+function findElicitation(view: SessionView, requestId: string): number {
+  return view.items.findIndex((item) => item.kind === 'elicitation' && item.requestId === requestId);
+}
+
+/** One card per request for input, however often it is seen. */
+function addElicitation(
+  view: SessionView,
+  event: ServerEventOf<'elicitation_request'>,
+): SessionView {
+  if (findElicitation(view, event.request_id) !== -1) return view;
+  return push(endStream(endThinking(view)), {
+    kind: 'elicitation',
+    key: `input-${event.request_id}`,
+    requestId: event.request_id,
+    seq: event.seq,
+    server: event.server,
+    message: event.message,
+    schema: event.requested_schema,
+  });
+}
+
+export function updateElicitation(
+  view: SessionView,
+  requestId: string,
+  change: (card: ElicitationItem) => ElicitationItem,
+): SessionView {
+  const index = findElicitation(view, requestId);
+  const card = view.items[index];
+  return card?.kind === 'elicitation' ? replaceItem(view, index, change(card)) : view;
+}
+
 /**
  * The task's end: the line that tells what it did goes into the transcript (when this page saw the
  * task start and it did something), and its tally is done with.
@@ -387,11 +412,15 @@ export function applyOpened(
     runState: event.state,
     listing: { ...view.listing, state: event.state, lastSeq: event.last_seq },
     openPending: event.pending_approvals,
+    openElicitations: event.pending_elicitations ?? [],
     error: undefined,
   };
   if (next.synced) {
     for (const request of event.pending_approvals) {
       if (request.seq <= next.lastSeq) next = addApproval(next, request);
+    }
+    for (const request of event.pending_elicitations ?? []) {
+      if (request.seq <= next.lastSeq) next = addElicitation(next, request);
     }
   }
   return next;
@@ -415,14 +444,6 @@ export function applyHistory(view: SessionView, event: ServerEventOf<'history'>)
     waitingSince: undefined,
   };
   for (const request of view.openPending) next = addApproval(next, request);
+  for (const request of view.openElicitations ?? []) next = addElicitation(next, request);
   return next;
-}
-
-/** How a request for input ended, in words. */
-function elicitationOutcome(action: 'accept' | 'decline' | 'cancel', by: string): string {
-  if (by === 'timeout') return 'declined: nobody answered in time';
-  if (by === 'nobody') return 'declined: nobody could be asked';
-  if (by === 'canceled') return 'withdrawn';
-  const verb = action === 'accept' ? 'answered' : action === 'decline' ? 'declined' : 'dismissed';
-  return `${verb} by ${by}`;
 }

@@ -18,6 +18,13 @@ export type RunState = ServerEventOf<'state'>['state'];
 export type UnreadableSessions = NonNullable<ServerEventOf<'welcome'>['unreadable_sessions']>;
 export type Decision = ServerEventOf<'approval_resolved'>['decision'];
 export type Risk = ServerEventOf<'approval_request'>['risk'];
+export type ElicitationAction = ServerEventOf<'elicitation_resolved'>['action'];
+/** The form an MCP server asks for (MCP-7), as its `elicitation_request` gives it. */
+export type ElicitationSchema = ServerEventOf<'elicitation_request'>['requested_schema'];
+/** What an answer to a request for input sends: the form's content with `accept`. */
+export type ElicitationReply =
+  | { action: 'accept'; content: Record<string, string | number | boolean | string[]> }
+  | { action: 'decline' | 'cancel' };
 export type TaskEnd = 'completed' | 'canceled' | 'failed';
 export type CompactionReason = ServerEventOf<'context_compacted'>['reason'];
 
@@ -75,6 +82,24 @@ export interface ApprovalItem {
   error?: string;
 }
 
+/**
+ * An MCP server's request for input (MCP-7): its form, until it is resolved (answered here or
+ * elsewhere, timed out, withdrawn); then only how it ended.
+ */
+export interface ElicitationItem {
+  kind: 'elicitation';
+  key: string;
+  requestId: string;
+  seq: number;
+  server: string;
+  message: string;
+  schema: ElicitationSchema;
+  resolution?: { action: ElicitationAction; by: string };
+  /** The answer this page sent and waits to see resolved (the server may refuse it). */
+  answering?: ElicitationAction;
+  error?: string;
+}
+
 export interface NoticeItem {
   kind: 'notice';
   key: string;
@@ -112,6 +137,7 @@ export type TranscriptItem =
   | ThinkingItem
   | ToolItem
   | ApprovalItem
+  | ElicitationItem
   | NoticeItem
   | CompactionItem;
 
@@ -166,6 +192,8 @@ export interface SessionView {
   turnStartedAt?: number;
   /** `session_opened.pending_approvals`, kept to re-add after a `history` rebuild. */
   openPending: Array<ServerEventOf<'approval_request'>>;
+  /** `session_opened.pending_elicitations`, kept likewise (absent: none). */
+  openElicitations?: Array<ServerEventOf<'elicitation_request'>>;
   figures: Figures;
   /**
    * Since when (this page's clock, ms) the current model call has sent nothing: the page says so
@@ -209,6 +237,12 @@ export type Action =
   | { type: 'close_requested'; sessionId: string }
   | { type: 'prompt_sent'; sessionId: string; content: string }
   | { type: 'approval_answered'; sessionId: string; requestId: string; decision: Decision }
+  | {
+    type: 'elicitation_answered';
+    sessionId: string;
+    requestId: string;
+    action: ElicitationAction;
+  }
   | {
     type: 'listing';
     sessions: ServerEventOf<'welcome'>['sessions'];

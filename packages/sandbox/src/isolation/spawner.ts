@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, realpathSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { userStateFolder } from '@claw/core';
 import { BubblewrapSpawner } from './bubblewrap-spawner.js';
 import { checkEnvironment, defaultCommandEnvironment, defaultPath } from './environment.js';
 import {
@@ -95,7 +96,9 @@ export async function createCommandSpawner(
  * (`.config/claw`) and its servers' tokens (`.local/state/claw`), the XDG defaults.
  */
 function userClawFolders(home: string): string[] {
-  return [path.join(home, '.config', 'claw'), path.join(home, '.local', 'state', 'claw')];
+  // A home that is not absolute has no state folder; its config folder, relative, is refused.
+  const state = userStateFolder({ HOME: home });
+  return [path.join(home, '.config', 'claw'), ...(state === undefined ? [] : [state])];
 }
 
 /** The folders to hide, each checked to be an absolute path; throws `IsolationOptionsError`. */
