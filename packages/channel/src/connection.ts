@@ -42,6 +42,7 @@ export interface UnreadableWelcomeSession {
   reason: string;
 }
 
+/** What a `ChannelConnection` serves: its runtimes, its output, its workspaces and its token. */
 export interface ChannelConnectionOptions {
   runtimes: RuntimeSource;
   writer: ChannelWriter;

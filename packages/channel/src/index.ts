@@ -25,7 +25,7 @@ export {
   type SessionEndCode,
   type WireMessage,
 } from './protocol.js';
-export { ChannelError, toChannelError } from './errors.js';
+export { ChannelError } from './errors.js';
 export {
   OutboundQueue,
   defaultOutboundLimits,
@@ -44,7 +44,6 @@ export {
   type UnreadableWelcomeSession,
   type WelcomeSession,
 } from './connection.js';
-export { allowedWorkDir } from './workspaces.js';
 export {
   streamTask,
   type StreamTaskOptions,

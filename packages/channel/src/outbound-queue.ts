@@ -14,6 +14,7 @@ export interface OutboundLimits {
   maxStallMs?: number;
 }
 
+/** The limits of an `OutboundQueue` that its options leave out (CH-5). */
 export const defaultOutboundLimits = {
   maxEvents: 1024,
   maxBytes: 4 * 1024 * 1024,

@@ -25,6 +25,7 @@ const optionalSession = { session_id: sessionId.optional() };
 
 // ---- CH-1: messages a client sends ------------------------------------------------------------
 
+/** Every message a client may send (CH-1), told apart by `type`. */
 export const clientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('hello'), token: z.string(), protocol: z.number().int() }),
   z.object({
@@ -70,8 +71,11 @@ export const clientMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ping') }),
 ]);
 
+/** A message a client sends, as `parseClientMessage` returns it (CH-1). */
 export type ClientMessage = z.infer<typeof clientMessageSchema>;
+/** The `type` of a client message: `hello`, `open`, `prompt`, `interrupt`… */
 export type ClientMessageType = ClientMessage['type'];
+/** The client message of one `type`, e.g. `ClientMessageOf<'prompt'>`. */
 export type ClientMessageOf<T extends ClientMessageType> = Extract<ClientMessage, { type: T }>;
 
 // ---- CH-2: session events (RT-3), the runtime's events as they go on the wire ----------------
@@ -85,6 +89,7 @@ const wireUsage = z.object({
   cached_tokens: z.number().optional(),
 });
 
+/** A tool call that waits for a controller's yes or no (`approval_request`, CH-2). */
 export const approvalRequestSchema = z.object({
   type: z.literal('approval_request'),
   ...taskFields,
@@ -95,6 +100,7 @@ export const approvalRequestSchema = z.object({
   arguments: z.string(),
 });
 
+/** An MCP server's question to the user that waits for a controller's answer (CH-2). */
 export const elicitationRequestSchema = z.object({
   type: z.literal('elicitation_request'),
   ...taskFields,
@@ -115,8 +121,10 @@ export const instructionFileSchema = z.object({
   truncated: z.boolean().optional(),
 });
 
+/** One file of project instructions, as `session_opened` lists it. */
 export type InstructionFile = z.infer<typeof instructionFileSchema>;
 
+/** The events of a session's work on the wire (CH-2): the runtime's events in snake_case. */
 export const sessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('task_started'), ...taskFields, content: z.string() }),
   z.object({
@@ -240,6 +248,7 @@ export const wireMessageSchema = z.discriminatedUnion('role', [
   }),
 ]);
 
+/** A message of a session's history as the wire carries it. */
 export type WireMessage = z.infer<typeof wireMessageSchema>;
 
 const sessionState = z.enum(sessionRunStates);
@@ -264,8 +273,10 @@ export const sessionListingSchema = z.object({
     .optional(),
 });
 
+/** The sessions a server lists: in `welcome` and from `GET /api/sessions`. */
 export type SessionListing = z.infer<typeof sessionListingSchema>;
 
+/** The events a server sends about the connection rather than a session's work (CH-2). */
 export const connectionEventSchema = z.discriminatedUnion('type', [
   sessionListingSchema.extend({
     type: z.literal('welcome'),
@@ -333,6 +344,7 @@ export const connectionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('server_stopping'), grace_ms: z.number().int().nonnegative() }),
 ]);
 
+/** An event about the connection itself rather than a session's work (`welcome`, `error`…). */
 export type ConnectionEvent = z.infer<typeof connectionEventSchema>;
 
 /**
@@ -344,6 +356,7 @@ export type ConnectionEvent = z.infer<typeof connectionEventSchema>;
  * it afresh (from the store, or from the instance that owns it now).
  */
 export const sessionEndCodes = ['lease_lost', 'store_unavailable', 'session_dropped'] as const;
+/** Why the server let a session go: one of `sessionEndCodes`. */
 export type SessionEndCode = (typeof sessionEndCodes)[number];
 
 /** True for the code of an `error` that ended a session on the connection (see above). */
@@ -354,8 +367,11 @@ export function isSessionEndCode(code: string): code is SessionEndCode {
 /** Everything a server sends (CH-2). */
 export const serverEventSchema = z.union([sessionEventSchema, connectionEventSchema]);
 export type { SessionEvent };
+/** Any event a server sends: a session's or the connection's (CH-2). */
 export type ServerEvent = SessionEvent | ConnectionEvent;
+/** The `type` of a server event: `welcome`, `session_opened`, `text_delta`… */
 export type ServerEventType = ServerEvent['type'];
+/** The server event of one `type`, e.g. `ServerEventOf<'task_completed'>`. */
 export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
 
 /**
@@ -576,6 +592,7 @@ export function toWireMessage(message: Message): WireMessage {
 /** Why a client message was refused (the `code` of the `error` it gets). */
 export type ParseProblem = 'message_too_large' | 'invalid_json' | 'unknown_type' | 'invalid_message';
 
+/** What `parseClientMessage` returns: the message, or why it was refused. */
 export type ParsedClientMessage =
   | { ok: true; message: ClientMessage }
   | { ok: false; code: ParseProblem; message: string };

@@ -8,6 +8,9 @@ import type { ServerEvent } from './protocol.js';
 /** The event that ended a task. */
 export type TaskEndEvent = SessionEventOf<'task_completed' | 'task_canceled' | 'task_failed'>;
 
+/**
+ * One task for `streamTask`: the session and prompt, where its events go, who answers approvals.
+ */
 export interface StreamTaskOptions {
   runtimes: RuntimeSource;
   workDir: string;

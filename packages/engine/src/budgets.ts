@@ -20,6 +20,7 @@ export interface BudgetOptions {
   maxRunCostUsd?: number;
 }
 
+/** Which budget of `BudgetOptions` stopped a run: the `budget` of a `BudgetExceededError`. */
 export type BudgetName =
   | 'session_tokens'
   | 'run_tokens'

@@ -42,8 +42,10 @@ import {
 
 /** Most model calls of one run, by default: real tasks take tens of turns (REAL-3; it was 20). */
 export const defaultMaxTurns = 200;
+/** Most tool calls of one wave that run at once, by default (`EngineOptions.toolConcurrency`). */
 export const defaultToolConcurrency = 4;
 
+/** How an `Engine` runs: its provider, tools, approval gate, limits and budgets, for every run. */
 export interface EngineOptions extends BudgetOptions, Omit<RequestSettings, 'systemPrompt'> {
   provider: Provider;
   /**

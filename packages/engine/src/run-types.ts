@@ -13,6 +13,7 @@ import type { Context } from '@opentelemetry/api';
 import type { ToolSource } from './registry.js';
 import type { InstructionText, SessionEnvironment } from './system-prompt.js';
 
+/** One run of `Engine.run`: the session it continues, and what applies to this run only. */
 export interface RunOptions {
   session: AgentSession;
   reporter?: Reporter;
@@ -59,8 +60,10 @@ export interface RunOptions {
   files?: TextFileAccess;
 }
 
+/** How a run ended: a final answer, an abort, an error, or the turn limit. */
 export type RunStatus = 'completed' | 'canceled' | 'failed' | 'max_turns';
 
+/** What `Engine.run` resolves to: how the run ended, its last reply, and what it used. */
 export interface RunResult {
   status: RunStatus;
   /** The text of the last assistant reply of this run ('' if there was none). */

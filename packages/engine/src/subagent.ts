@@ -2,10 +2,12 @@ import type { AgentSession, Usage } from '@claw/core';
 import { MemorySession } from '@claw/session-store';
 import { z } from 'zod';
 
+/** The name of the tool that starts a subagent run (ENG-9). */
 export const spawnSubagentToolName = 'spawn_subagent';
 /** Most model calls of a subagent run (ENG-9). */
 export const subagentMaxTurns = 10;
 
+/** The arguments of `spawn_subagent` (the schema the model sees): the subagent's task. */
 export const spawnSubagentArguments = z.object({
   task: z
     .string()

@@ -33,6 +33,7 @@ export function estimateTextTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** The limits of `selectWindow`: the part of the history a request may carry. */
 export interface WindowOptions {
   /** Token budget for the history part of the request. */
   maxTokens: number;

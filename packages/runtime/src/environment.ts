@@ -68,6 +68,7 @@ export function localDate(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
+/** What `collectEnvironment` needs to describe a session's workspace, machine and date. */
 export interface CollectEnvironmentOptions {
   workDir: string;
   /** The repository the workspace is in, when it was looked up already. */

@@ -42,7 +42,11 @@ export interface SubscriberBound {
   maxBytes?: number;
 }
 
+/** How many recent events a session's log keeps for late readers, by default (RT-4). */
 export const defaultEventRetention = { maxEvents: 10_000, maxBytes: 8 * 1024 * 1024 } as const;
+/**
+ * How far one reader may fall behind before it is cut off, by default (`SubscriberLaggedError`).
+ */
 export const defaultSubscriberBound = { maxEvents: 4096, maxBytes: 4 * 1024 * 1024 } as const;
 
 /**
@@ -100,6 +104,7 @@ export class SubscriberLaggedError extends ClawError {
  * process let the session go for another reason (it was dropped). The same codes go on the wire.
  */
 export const sessionEndCodes = ['lease_lost', 'store_unavailable', 'session_dropped'] as const;
+/** Why the process let a session go: one of `sessionEndCodes`. */
 export type SessionEndCode = (typeof sessionEndCodes)[number];
 
 /**

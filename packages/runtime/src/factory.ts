@@ -46,6 +46,7 @@ export interface PolicyContext {
   bashIsolated: boolean;
 }
 
+/** What a `RuntimeFactory` builds every runtime from: the resolved settings and the app's hooks. */
 export interface RuntimeFactoryOptions {
   settings: Settings;
   /** The process environment, for the allow-listed environment of bash commands. */
@@ -123,6 +124,7 @@ export interface RuntimeFactoryOptions {
   now?: () => Date;
 }
 
+/** One runtime of `RuntimeFactory.createRuntime`: its session, workspace and per-client hooks. */
 export interface CreateRuntimeOptions {
   /** Default: `runtime-N`. */
   id?: string;

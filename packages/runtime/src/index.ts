@@ -1,4 +1,4 @@
-export { RuntimeClosedError, SessionBusyError, UnknownRuntimeError } from './errors.js';
+export { RuntimeClosedError, SessionBusyError } from './errors.js';
 export { Task, type TaskStatus } from './task.js';
 export { Runtime, type RuntimeOptions } from './runtime.js';
 export { RemoteRuntime, type RuntimeHandle } from './remote-runtime.js';
@@ -11,7 +11,6 @@ export {
 } from './session-lifecycle.js';
 /** The timers the lifecycle and the event log take (tests drive them); one type, @claw/core's. */
 export type { SetTimer } from '@claw/core';
-export { RuntimeManager } from './manager.js';
 export {
   RuntimeFactory,
   type CreateRuntimeOptions,

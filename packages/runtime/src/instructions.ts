@@ -26,6 +26,7 @@ export interface ProjectInstructions {
   warnings: string[];
 }
 
+/** Where `loadInstructions` looks for the project instructions (AGENTS.md) of a workspace. */
 export interface LoadInstructionsOptions {
   /** The workspace (the working directory of the session). */
   workDir: string;

@@ -16,6 +16,7 @@ import type { ProjectInstructions } from './instructions.js';
 import type { SessionHost, SessionView } from './session-host.js';
 import type { Task } from './task.js';
 
+/** What a `Runtime` is made of (the factory fills it in): its id and its session's host. */
 export interface RuntimeOptions {
   id: string;
   host: SessionHost;

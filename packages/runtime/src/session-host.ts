@@ -101,6 +101,7 @@ export interface SessionContext {
   instructions: ProjectInstructions;
 }
 
+/** What a `SessionHost` owns and runs: the session's lease, workspace and task runner. */
 export interface SessionHostOptions {
   lease: SessionLease;
   workDir: string;

@@ -132,6 +132,7 @@ export type SettingOverrides = Partial<Omit<
 /** The largest system prompt file claw reads, in bytes. */
 const maxSystemPromptBytes = 256 * 1024;
 
+/** The inputs `resolveSettings` merges: workspace, flags, environment and config files. */
 export interface ResolveSettingsOptions {
   workDir: string;
   overrides?: SettingOverrides;

@@ -1,6 +1,7 @@
 import { ClawError, emptyUsage, errorMessage } from '@claw/core';
 import type { RunResult } from '@claw/engine';
 
+/** Where a `Task` is: still running, or how its run ended. */
 export type TaskStatus = 'running' | RunResult['status'];
 
 /**

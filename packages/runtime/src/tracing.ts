@@ -109,6 +109,7 @@ export class OtlpJsonFileExporter implements SpanExporter {
   }
 }
 
+/** What `createFileTracing` returns: the tracer to give the engine and the file its spans go to. */
 export interface Tracing {
   tracer: Tracer;
   /** The trace file. */

@@ -9,12 +9,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   SessionBusyError,
   RuntimeFactory,
-  RuntimeManager,
-  UnknownRuntimeError,
   createFileTracing,
   defaultSettings,
   type Settings,
 } from '../src/index.js';
+// Internal (not exported by the package): no app keeps runtimes by id any more.
+import { UnknownRuntimeError } from '../src/errors.js';
+import { RuntimeManager } from '../src/manager.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 

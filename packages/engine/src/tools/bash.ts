@@ -84,6 +84,7 @@ function bashSchema(timeoutMs: number, maxTimeoutMs: number) {
 /** The arguments of `bash` with the default limits (TOOL-4). */
 export const bashArguments = bashSchema(defaultBashTimeoutMs, defaultBashMaxTimeoutMs);
 
+/** The parsed arguments of a `bash` call. */
 export type BashArguments = z.output<typeof bashArguments>;
 
 /** How long to wait for the output pipes to close once the command and its group are gone. */

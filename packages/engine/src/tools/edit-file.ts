@@ -15,6 +15,7 @@ import {
 } from './text-file-access.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
+/** The arguments of `edit_file` (the schema the model sees): a path and a text to replace. */
 export const editFileArguments = z.object({
   path: z.string().min(1).describe('File path relative to the workspace root.'),
   old_string: z
@@ -28,6 +29,7 @@ export const editFileArguments = z.object({
     .describe('Replace every occurrence instead of requiring exactly one. Default false.'),
 });
 
+/** The parsed arguments of an `edit_file` call. */
 export type EditFileArguments = z.output<typeof editFileArguments>;
 
 const binaryProbeBytes = 8 * 1024;

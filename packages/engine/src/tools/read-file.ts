@@ -20,6 +20,7 @@ export interface ReadFileToolOptions {
   maxLineChars?: number;
 }
 
+/** The arguments of `read_file` (the schema the model sees): a path and an optional line range. */
 export const readFileArguments = z.object({
   path: z.string().min(1).describe('File path relative to the workspace root.'),
   offset: z
@@ -36,6 +37,7 @@ export const readFileArguments = z.object({
     .describe('Maximum number of lines to return. Default 2000.'),
 });
 
+/** The parsed arguments of a `read_file` call. */
 export type ReadFileArguments = z.output<typeof readFileArguments>;
 
 const chunkBytes = 64 * 1024;

@@ -9,11 +9,13 @@ import {
 import { checkLocalEntry, writeThrough, writerOf, type TextWriter } from './text-file-access.js';
 import type { BuiltinTool } from './builtin-tool.js';
 
+/** The arguments of `write_file` (the schema the model sees): a path and the whole new content. */
 export const writeFileArguments = z.object({
   path: z.string().min(1).describe('File path relative to the workspace root.'),
   content: z.string().describe('The complete new content of the file.'),
 });
 
+/** The parsed arguments of a `write_file` call. */
 export type WriteFileArguments = z.output<typeof writeFileArguments>;
 
 /**
