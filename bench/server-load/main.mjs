@@ -1,16 +1,20 @@
 // Server load benchmark (PERF-4): the built claw-server, driven by real `ws` WebSocket clients on
-// loopback, against the fake model (its own process, model.mjs). Three phases (the third in two
-// parts):
+// loopback, against the fake model (its own process, model.mjs). Three phases (the first and the
+// third in two parts); `--help` says what they measure, the settings and how long it takes:
 //
 // 1. Throughput and memory. 50 concurrent sessions × 10 turns × 4 parallel read_file (then a
 //    short answer: 11 model requests a session), zero model latency (BENCH_MODEL_LATENCY_MS sets
-//    one, for information), every session durable (the default file store), in one server
-//    process; against one process running the same 50 sessions as bare loops on the openai
-//    package (bare.mjs). Throughput is model requests per second from the prompts to the last
-//    answer; peak RSS is each process's VmHWM. Fresh processes each run; runs of the contenders
-//    alternate, which one goes first too. A third contender, for information: the same bare loops
-//    made durable (bare.mjs given a folder: a session file each, one fsync a turn), as SPEC's
-//    PERF-4 can be read to ask of the baseline too ("every session durable").
+//    one, for information), every session durable (the default file store) and traced, in one
+//    server process; against the same 50 sessions in one process each written on the AI SDK
+//    (peer-ai.mjs) and on the OpenAI Agents SDK (peer-agents.mjs), with their default in-memory
+//    state: claw-server ≥ 1.0× the faster peer's throughput, peak RSS ≤ 1.3× that peer's. And
+//    against the floor: the same sessions as bare loops on the openai package (bare.mjs), plain
+//    and durable (a session file each, one fsync a turn); no target, the distance is printed.
+//    Throughput is model requests per second from the prompts to the last answer; peak RSS is
+//    each process's VmHWM. Fresh processes each run; runs of the contenders alternate, which one
+//    goes first too.
+// 1b. A model with latency: each answer's first token 100 ms after the request, then 20 text
+//    chunks (the tool calls after them): claw-server ≥ 0.95× the bare loops' throughput.
 // 2. Idle connections. 1,000 WebSocket clients that said hello (welcome received) and then
 //    nothing: the server's RSS after minus before, per connection, each read after a full GC
 //    (asked through the inspector the server runs with in this phase).
@@ -30,6 +34,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
 import { comparedBuilds, median, percentile, ratioSpread } from '../bare-loop.mjs';
 import { clockTicks } from '../proc-stat.mjs';
 import {
@@ -50,19 +55,63 @@ import {
   tempFolder,
   workspaceIn,
 } from './harness.mjs';
+import { answerOf, prompts } from './scenario.mjs';
+
+const help = `node bench/server-load/main.mjs: claw-server under load (SPEC PERF-4), measured against
+contenders run in the same benchmark run. Linux only (it reads /proc); build first
+(pnpm bench:server does). Everything listens on 127.0.0.1, ports chosen by the OS.
+
+Phases (BENCH_PHASES, a comma-separated subset of throughput,latency,idle,slow; default all):
+  throughput  50 sessions x 10 turns x 4 parallel read_file, zero model latency, in fresh
+              processes, interleaved: claw-server (durable, traced, real WebSocket clients), the
+              AI SDK and the OpenAI Agents SDK (each in one process, in-memory state), and the
+              bare openai loops (plain and durable). Targets: claw-server >= 1.0x the faster
+              peer's turns/s, peak RSS <= 1.3x that peer's. claw vs the bare loops is printed as
+              the distance to the floor (no target).
+  latency     the same sessions with a model that answers after 100 ms, then 20 text chunks:
+              claw-server >= 0.95x the bare loops' turns/s.
+  idle        1,000 idle authenticated WebSocket connections: <= 50 KB each.
+  slow        one client that stops reading: the other 49 sessions' p99 event latency <= 1.1x.
+
+Settings (environment):
+  BENCH_PHASES            phases to run (e.g. throughput for a quick run of phase 1 only)
+  BENCH_RUNS              runs of each contender in the throughput phase (default 5)
+  BENCH_MODEL_LATENCY_RUNS  runs of each in the latency phase (default 5)
+  BENCH_MODEL_LATENCY_MS  a model latency for the throughput phase (default 0; then its rows are
+                          for information, no verdict)
+  BENCH_LATENCY_RUNS      slow-reader runs of each mode (default 3)
+  BENCH_IDLE_CONNECTIONS  idle connections (default 1000; needs ulimit -n of that + 200)
+  BENCH_TIMEOUT_MS        stop everything and exit 1 after this long (default 900000)
+  BENCH_COMPARE           main.js paths of other claw-server builds, as more contenders
+  BENCH_SERVER_MAIN       another claw-server build in the built one's place
+  BENCH_SERVER_NODE_ARGS  node options for each claw-server (e.g. --cpu-prof --cpu-prof-dir=DIR)
+
+How long: six to eight minutes on two cores with the defaults (throughput 3-4, latency 1, slow
+reader 2-3); BENCH_PHASES=throughput BENCH_RUNS=2 about a minute and a half.`;
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(help);
+  process.exit(0);
+}
 
 const sessions = 50;
 const turns = 10;
 const callsPerTurn = 4;
 const runs = Number(process.env.BENCH_RUNS ?? 5);
+const modelLatencyRuns = Number(process.env.BENCH_MODEL_LATENCY_RUNS ?? 5);
 const latencyRuns = Number(process.env.BENCH_LATENCY_RUNS ?? 3);
 const idleCount = Number(process.env.BENCH_IDLE_CONNECTIONS ?? 1000);
-const guardMs = Number(process.env.BENCH_TIMEOUT_MS ?? 10 * 60_000);
-// Which phases run (default all three): a comma-separated subset of throughput, idle, slow.
-const phases = new Set((process.env.BENCH_PHASES ?? 'throughput,idle,slow').split(','));
-const targets = { throughput: 0.8, rss: 1.3, connectionKb: 50, p99: 1.1 };
+const guardMs = Number(process.env.BENCH_TIMEOUT_MS ?? 15 * 60_000);
+// Which phases run (default all four): a comma-separated subset of throughput, latency, idle,
+// slow.
+const phases = new Set((process.env.BENCH_PHASES ?? 'throughput,latency,idle,slow').split(','));
+// peers, peersRss: claw-server against the faster peer (phase 1); latency: against the bare loops
+// with a model of 100 ms (phase 1b).
+const targets = { peers: 1.0, peersRss: 1.3, latency: 0.95, connectionKb: 50, p99: 1.1 };
+// The model of phase 1b: each answer's first token 100 ms after the request, then 20 text chunks
+// (one write each, 1 ms apart: the least a timer waits), then the tool calls.
+const slowModel = { latencyMs: 100, latencyChunks: 20, latencyChunkDelayMs: 1 };
 // BENCH_MODEL_LATENCY_MS: the fake model waits this long before each answer of the throughput
-// phase (default 0). The targets are for zero latency; with a latency the throughput and RSS rows
+// phase (default 0). Its targets are for zero latency; with a latency the throughput and RSS rows
 // are for information only (no verdict).
 const modelLatencyMs = Number(process.env.BENCH_MODEL_LATENCY_MS ?? 0);
 if (!Number.isFinite(modelLatencyMs) || modelLatencyMs < 0) {
@@ -91,6 +140,7 @@ const modelConfig = {
   turns,
   callsPerTurn,
   loadLatencyMs: modelLatencyMs,
+  ...slowModel,
   streamChunks: 20,
   streamChunkDelayMs: 50,
   longChunks: 6000,
@@ -121,7 +171,15 @@ const progress = (text) => process.stderr.write(text);
 
 // ---- phase 1 -----------------------------------------------------------------------------------
 
-async function clawThroughput(model, main) {
+/** A session's prompt and the answer it must end with, by task (`load` or `latency`). */
+const taskOf = (task) => ({
+  prompt: prompts[task],
+  answer: answerOf(prompts[task], slowModel.latencyChunks),
+});
+
+/** One run of claw-server (`main`: its build) on a task (phase 1: `load`; 1b: `latency`). */
+async function clawThroughput(model, main, task = 'load') {
+  const { prompt, answer } = taskOf(task);
   const server = await startServer({ baseURL: model.baseURL, files: callsPerTurn, main });
   try {
     const clients = await inBatches(sessions, sessions, async () => {
@@ -139,7 +197,7 @@ async function clawThroughput(model, main) {
     const answers = await Promise.all(
       clients.map((client) => {
         const done = client.next('task_completed', 120_000);
-        client.send({ type: 'prompt', content: 'load: read the four files, ten times' });
+        client.send({ type: 'prompt', content: prompt });
         return done;
       }),
     );
@@ -151,7 +209,7 @@ async function clawThroughput(model, main) {
     const clientsCpuMs = (clientsCpu.user + clientsCpu.system) / 1000;
     const { hwmKb } = memoryOf(server.pid);
     const requests = await model.count();
-    const wrong = answers.find((event) => event.content !== 'All files read.');
+    const wrong = answers.find((event) => event.content !== answer);
     if (wrong !== undefined) throw new Error(`a session answered ${JSON.stringify(wrong)}`);
     for (const client of clients) client.terminate();
     return { requests, wallMs, cpuMs, mainCpuMs, modelCpuMs, clientsCpuMs, peakRssKb: hwmKb };
@@ -163,19 +221,64 @@ async function clawThroughput(model, main) {
   }
 }
 
-/** The bare loops' run; `durable`: with their session files (in the run's temporary folder). */
-async function bareThroughput(model, durable = false) {
-  const folder = await tempFolder('claw-bench-bare-');
+/** The version of a package as installed for the benchmark (bench/package.json pins it). */
+const peerVersion = (name) =>
+  JSON.parse(
+    readFileSync(path.join(import.meta.dirname, '..', 'node_modules', name, 'package.json'), 'utf8'),
+  ).version;
+/** A peer: its script, its name and the version of its package as installed (pinned). */
+function peerContender(script, short, pkg) {
+  const version = `${pkg} ${peerVersion(pkg)}`;
+  return { script, short, version, label: `${short} (${version})` };
+}
+/**
+ * The contenders that run all the sessions in one process of their own (in-process.mjs): the bare
+ * loops, plain and durable (given a folder for their session files), and the two peers.
+ */
+const inProcess = {
+  bare: { script: 'bare.mjs', label: 'bare loops', short: 'bare loops' },
+  durable: { script: 'bare.mjs', durable: true, label: 'durable bare', short: 'durable bare' },
+  'ai-sdk': peerContender('peer-ai.mjs', 'AI SDK', 'ai'),
+  agents: peerContender('peer-agents.mjs', 'Agents SDK', '@openai/agents'),
+};
+const peers = ['ai-sdk', 'agents'];
+
+// The Agents SDK hands each run's abort signal to every model request of the run, and the openai
+// client adds a listener to it per request: at the 11th request of a task Node warns of a possible
+// leak (MaxListenersExceededWarning), once for each of the 50 sessions of every run. Harmless
+// (the listeners go with the run) and the SDK's own; dropped here so that it does not bury the
+// benchmark's output. Everything else a contender writes to stderr is passed on.
+const abortListenersWarning =
+  /MaxListenersExceededWarning: Possible EventTarget memory leak detected\. \d+ abort listeners added to \[AbortSignal\]|node --trace-warnings \.\.\./;
+function passWarnings(child) {
+  let pending = '';
+  child.stderr.setEncoding('utf8').on('data', (text) => {
+    const lines = (pending + text).split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      if (!abortListenersWarning.test(line)) process.stderr.write(`${line}\n`);
+    }
+  });
+  child.stderr.on('end', () => {
+    if (pending !== '' && !abortListenersWarning.test(pending)) process.stderr.write(pending);
+  });
+}
+
+/** One run of an in-process contender on a task, in a fresh workspace (and session folder). */
+async function inProcessThroughput(model, { script, durable = false }, task = 'load') {
+  const folder = await tempFolder('claw-bench-in-process-');
   const workDir = await workspaceIn(folder, callsPerTurn);
   const sessionsDir = durable ? path.join(folder, 'sessions') : undefined;
   if (sessionsDir !== undefined) await mkdir(sessionsDir);
   await model.count();
   const modelCpuBefore = cpuMsOf(model.pid);
-  const prompt = 'load: read the four files, ten times';
-  const child = forkScript('bare.mjs', [
-    model.baseURL, workDir, String(sessions), prompt, String(clockTicks()),
-    ...(sessionsDir === undefined ? [] : [sessionsDir]),
-  ]);
+  const settings = {
+    baseURL: model.baseURL, workDir, sessions, ...taskOf(task), ticks: clockTicks(), sessionsDir,
+  };
+  const child = forkScript(script, [JSON.stringify(settings)], {
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+  passWarnings(child);
   try {
     const done = await message(child, 'done', 120_000);
     const { hwmKb } = memoryOf(child.pid);
@@ -183,7 +286,7 @@ async function bareThroughput(model, durable = false) {
     child.send({ type: 'exit' });
     await exited;
     const requests = await model.count();
-    // The model's CPU from the bare process's start to its end: its start-up sends nothing.
+    // The model's CPU from the process's start to its end: its start-up sends nothing.
     const modelCpuMs = cpuMsOf(model.pid) - modelCpuBefore;
     const { wallMs, cpuMs, mainCpuMs } = done;
     return { requests, wallMs, cpuMs, mainCpuMs, modelCpuMs, peakRssKb: hwmKb };
@@ -191,6 +294,12 @@ async function bareThroughput(model, durable = false) {
     await stopChild(child);
   }
 }
+
+/** One run of contender `name` (claw-server, a compared build or an in-process one). */
+const runOf = (model, name, task) =>
+  inProcess[name] === undefined
+    ? clawThroughput(model, mainOf(name), task)
+    : inProcessThroughput(model, inProcess[name], task);
 
 // ---- phase 2 -----------------------------------------------------------------------------------
 
@@ -359,10 +468,11 @@ async function heldRun(model, mode) {
 
 const throughput = {
   claw: [],
-  bare: [],
-  durable: [],
+  ...Object.fromEntries(Object.keys(inProcess).map((name) => [name, []])),
   ...Object.fromEntries(compareNames.map((name) => [name, []])),
 };
+// Phase 1b: claw-server and the bare loops on the model with latency.
+const withLatency = { claw: [], bare: [] };
 const slowReader = Object.fromEntries(modes.map((mode) => [mode, []]));
 const heldBy = {};
 let idle;
@@ -372,18 +482,21 @@ const fdsNeeded = idleCount + 200;
 const model = await startModel(modelConfig);
 try {
   // Warm-up (not measured): the fake model's code paths, the files in the page cache.
-  if (phases.has('throughput')) await bareThroughput(model);
-  progress('throughput ');
+  if (phases.has('throughput') || phases.has('latency')) await runOf(model, 'bare', 'load');
+  progress(`throughput ${phases.has('throughput') ? '' : 'skipped'}`);
   for (let run = 0; run < (phases.has('throughput') ? runs : 0); run += 1) {
     // Each run starts with another contender, and every other run goes the other way round.
     const names = Object.keys(throughput);
     const rotated = names.map((_, index) => names[(index + run) % names.length]);
     for (const name of run % 2 === 0 ? rotated : rotated.reverse()) {
-      throughput[name].push(
-        await (name === 'bare' || name === 'durable'
-          ? bareThroughput(model, name === 'durable')
-          : clawThroughput(model, mainOf(name))),
-      );
+      throughput[name].push(await runOf(model, name, 'load'));
+      progress('.');
+    }
+  }
+  progress(` model latency ${phases.has('latency') ? '' : 'skipped'}`);
+  for (let run = 0; run < (phases.has('latency') ? modelLatencyRuns : 0); run += 1) {
+    for (const name of run % 2 === 0 ? ['claw', 'bare'] : ['bare', 'claw']) {
+      withLatency[name].push(await runOf(model, name, 'latency'));
       progress('.');
     }
   }
@@ -420,10 +533,14 @@ try {
 // ---- the report --------------------------------------------------------------------------------
 
 const expectedRequests = sessions * (turns + 1);
-for (const [name, results] of Object.entries(throughput)) {
-  for (const result of results) {
-    if (result.requests !== expectedRequests) {
-      throw new Error(`a ${name} run made ${result.requests} model requests, not ${expectedRequests}`);
+for (const [phase, byName] of [['throughput', throughput], ['latency', withLatency]]) {
+  for (const [name, results] of Object.entries(byName)) {
+    for (const result of results) {
+      if (result.requests !== expectedRequests) {
+        throw new Error(
+          `a ${name} run (${phase}) made ${result.requests} model requests, not ${expectedRequests}`,
+        );
+      }
     }
   }
 }
@@ -457,48 +574,100 @@ const latencyOf = (results) => {
 
 const fixed = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 const verdict = (met) => (met ? 'met' : 'NOT MET');
-const widths = [44, 12, 12, 9, 10, 9];
+const widths = [48, 12, 12, 9, 10, 9];
 const line = (cells) =>
   console.log(cells.map((cell, index) => (index === 0 ? cell.padEnd(widths[0]) : cell.padStart(widths[index]))).join(''));
 const notRun = (label, target) => line([label, 'not run', '—', '—', target, 'NOT RUN']);
 
 console.log(
-  'server-load: the built claw-server (file sessions, real ws clients) against bare openai ' +
-  'loops in one process; fake model in its own process, all on 127.0.0.1',
+  'server-load: the built claw-server (file sessions, traces, real ws clients) against the AI SDK, ' +
+  'the OpenAI Agents SDK and bare openai loops, each in one process; fake model in its own ' +
+  'process, all on 127.0.0.1',
 );
 console.log(
   `${sessions} sessions × ${turns} turns × ${callsPerTurn} parallel read_file, ` +
   `${modelLatencyMs === 0 ? 'zero model latency' : `model latency ${modelLatencyMs} ms an answer`}: ` +
-  `${runs} runs each, interleaved, after one warm-up; slow reader: ${latencyRuns} runs ` +
-  `each (${modes.join(' / ')}), interleaved\n`,
+  `${runs} runs each, interleaved, after one warm-up; with a ${slowModel.latencyMs} ms model ` +
+  `(then ${slowModel.latencyChunks} chunks): ${modelLatencyRuns} runs each; slow reader: ` +
+  `${latencyRuns} runs each (${modes.join(' / ')}), interleaved\n`,
 );
-// The throughput targets are for zero model latency; with one, those rows give no verdict.
+// The throughput phase's targets are for zero model latency; with one, its rows give no verdict.
 const loadVerdict = (met) => (modelLatencyMs === 0 ? verdict(met) : 'info');
 line(['measure', 'claw-server', 'baseline', 'ratio', 'target', 'verdict']);
 const ran = throughput.claw.length > 0;
-const claw = ran ? summarize(throughput.claw) : undefined;
-const bare = ran ? summarize(throughput.bare) : undefined;
-const durable = ran ? summarize(throughput.durable) : undefined;
+const summaries = Object.fromEntries(
+  Object.entries(throughput)
+    .filter(([, results]) => results.length > 0)
+    .map(([name, results]) => [name, summarize(results)]),
+);
+const { claw, bare, durable } = summaries;
+// The faster peer: the higher median throughput.
+const fasterPeer = ran
+  ? peers.reduce((best, name) =>
+      (summaries[name].turnsPerSecond > summaries[best].turnsPerSecond ? name : best))
+  : undefined;
+const peer = fasterPeer === undefined
+  ? undefined
+  : { ...summaries[fasterPeer], short: inProcess[fasterPeer].short };
+const peerLabel = fasterPeer === undefined
+  ? ''
+  : `${inProcess[fasterPeer].short}: ${inProcess[fasterPeer].version}`;
+const peerRatio = ran ? claw.turnsPerSecond / peer.turnsPerSecond : Number.NaN;
+const peerRssRatio = ran ? claw.peakRssMb / peer.peakRssMb : Number.NaN;
+const latencyRan = withLatency.claw.length > 0;
+const latencyClaw = latencyRan ? summarize(withLatency.claw) : undefined;
+const latencyBare = latencyRan ? summarize(withLatency.bare) : undefined;
+const latencyRatio = latencyRan
+  ? latencyClaw.turnsPerSecond / latencyBare.turnsPerSecond
+  : Number.NaN;
 if (ran) {
-  const throughputRatio = claw.turnsPerSecond / bare.turnsPerSecond;
   line([
-    'throughput, turns/s (median)', fixed(claw.turnsPerSecond, 1), fixed(bare.turnsPerSecond, 1),
-    `${fixed(throughputRatio, 3)}x`, `≥ ${targets.throughput}x`,
-    loadVerdict(throughputRatio >= targets.throughput),
+    `throughput vs faster peer (${peer.short}), turns/s`, fixed(claw.turnsPerSecond, 1),
+    fixed(peer.turnsPerSecond, 1), `${fixed(peerRatio, 3)}x`, `≥ ${targets.peers.toFixed(1)}x`,
+    loadVerdict(peerRatio >= targets.peers),
+  ]);
+  line([
+    'peak RSS vs that peer', `${fixed(claw.peakRssMb, 1)} MB`, `${fixed(peer.peakRssMb, 1)} MB`,
+    `${fixed(peerRssRatio, 3)}x`, `≤ ${targets.peersRss}x`,
+    loadVerdict(peerRssRatio <= targets.peersRss),
+  ]);
+  for (const name of peers.filter((other) => other !== fasterPeer)) {
+    const other = summaries[name];
+    line([
+      `  vs the other peer (${inProcess[name].short})`, fixed(claw.turnsPerSecond, 1),
+      fixed(other.turnsPerSecond, 1), `${fixed(claw.turnsPerSecond / other.turnsPerSecond, 3)}x`,
+      '—', 'info',
+    ]);
+  }
+} else {
+  notRun('throughput vs faster peer, turns/s', `≥ ${targets.peers.toFixed(1)}x`);
+  notRun('peak RSS vs that peer', `≤ ${targets.peersRss}x`);
+}
+if (latencyRan) {
+  line([
+    `${slowModel.latencyMs} ms model: throughput vs bare loops`,
+    fixed(latencyClaw.turnsPerSecond, 1), fixed(latencyBare.turnsPerSecond, 1),
+    `${fixed(latencyRatio, 3)}x`, `≥ ${targets.latency}x`, verdict(latencyRatio >= targets.latency),
+  ]);
+} else {
+  notRun(`${slowModel.latencyMs} ms model: throughput vs bare loops`, `≥ ${targets.latency}x`);
+}
+if (ran) {
+  // The zero-latency ratio to the bare loops is no target any more: how far claw is from the floor.
+  line([
+    'distance to the floor: vs bare loops', fixed(claw.turnsPerSecond, 1),
+    fixed(bare.turnsPerSecond, 1), `${fixed(claw.turnsPerSecond / bare.turnsPerSecond, 3)}x`, '—',
+    'info',
   ]);
   line([
     '  vs durable bare loops (one fsync a turn)', fixed(claw.turnsPerSecond, 1),
     fixed(durable.turnsPerSecond, 1), `${fixed(claw.turnsPerSecond / durable.turnsPerSecond, 3)}x`,
     '—', 'info',
   ]);
-  const rssRatio = claw.peakRssMb / bare.peakRssMb;
   line([
-    'peak RSS (median)', `${fixed(claw.peakRssMb, 1)} MB`, `${fixed(bare.peakRssMb, 1)} MB`,
-    `${fixed(rssRatio, 3)}x`, `≤ ${targets.rss}x`, loadVerdict(rssRatio <= targets.rss),
+    '  peak RSS vs bare loops', `${fixed(claw.peakRssMb, 1)} MB`, `${fixed(bare.peakRssMb, 1)} MB`,
+    `${fixed(claw.peakRssMb / bare.peakRssMb, 3)}x`, '—', 'info',
   ]);
-} else {
-  notRun('throughput, turns/s (median)', `≥ ${targets.throughput}x`);
-  notRun('peak RSS (median)', `≤ ${targets.rss}x`);
 }
 const idleLabel = `memory per idle connection (${idle?.count ?? idleCount})`;
 if (idle === undefined) {
@@ -553,42 +722,56 @@ if (slowRan) {
   notRun('p99 latency of the other 49', `≤ ${targets.p99}x`);
 }
 
+const labelOf = (name) => (inProcess[name]?.label ?? (name === 'claw' ? 'claw-server' : name));
+/** A contender's figures on one line (`clients`: it has the benchmark's WebSocket clients). */
+const figures = (label, s, clients) =>
+  `  ${label.padEnd(36)} ${fixed(s.turnsPerSecond, 1)} turns/s (runs ${fixed(s.range[0], 1)} … ` +
+  `${fixed(s.range[1], 1)}), ${fixed(s.wallMs / 1000, 2)} s a run, peak RSS ` +
+  `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process ` +
+  `(${fixed(s.mainCpuPerTurnMs, 2)} ms its main thread, busy ${fixed(s.mainBusy * 100, 0)}% ` +
+  `of the run), ${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
+  (clients ? `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)` : '');
+// Run by run: the contenders of one run went back to back, on the same machine.
+const perRun = (byName, name, base, measure) =>
+  byName[name].map((result, index) => measure(result) / measure(byName[base][index]));
+const cpuPerTurn = (result) => result.cpuMs / result.requests;
 if (ran) {
-  console.log('\nthroughput and memory (baseline: the bare loops in one process):');
-  const others = compareNames.map((name) => [name, summarize(throughput[name])]);
-  const bases = [['bare loops', bare], ['durable bare', durable]];
-  for (const [label, s] of [['claw-server', claw], ...others, ...bases]) {
+  console.log('\nthroughput and memory (zero model latency; each contender in one process):');
+  for (const [name, s] of Object.entries(summaries)) {
+    console.log(figures(labelOf(name), s, inProcess[name] === undefined));
+  }
+  console.log('  run by run (the contenders of a run went back to back), claw-server / …:');
+  for (const name of [...peers, 'bare', 'durable']) {
     console.log(
-      `  ${label.padEnd(12)} ${fixed(s.turnsPerSecond, 1)} turns/s (runs ${fixed(s.range[0], 1)} … ` +
-      `${fixed(s.range[1], 1)}), ${fixed(s.wallMs / 1000, 2)} s a run, peak RSS ` +
-      `${fixed(s.peakRssMb, 1)} MB; CPU a turn: ${fixed(s.cpuPerTurnMs, 2)} ms its process ` +
-      `(${fixed(s.mainCpuPerTurnMs, 2)} ms its main thread, busy ${fixed(s.mainBusy * 100, 0)}% ` +
-      `of the run), ${fixed(s.modelCpuPerTurnMs, 2)} ms the model` +
-      (s === bare || s === durable
-        ? ''
-        : `, ${fixed(s.clientsCpuPerTurnMs, 2)} ms its 50 clients (this process)`),
+      `    ${labelOf(name)}: throughput ${ratioSpread(perRun(throughput, 'claw', name, perSecond))}, ` +
+      `CPU a turn ${ratioSpread(perRun(throughput, 'claw', name, cpuPerTurn))}`,
     );
   }
-  // Run by run: the contenders of one run went back to back, on the same machine.
-  const perRun = (name, base, measure) =>
-    throughput[name].map((result, index) => measure(result) / measure(throughput[base][index]));
-  const cpuPerTurn = (result) => result.cpuMs / result.requests;
-  console.log('  run by run (the contenders of a run went back to back):');
-  console.log(`    claw-server / bare loops, throughput: ${ratioSpread(perRun('claw', 'bare', perSecond))}`);
-  console.log(
-    `    claw-server / durable bare loops, throughput: ${ratioSpread(perRun('claw', 'durable', perSecond))}`,
-  );
-  for (const [name, s] of others) {
-    const slower = perRun(name, 'claw', perSecond).filter((ratio) => ratio < 1).length;
+  for (const name of compareNames) {
+    const s = summaries[name];
+    const slower = perRun(throughput, name, 'claw', perSecond).filter((ratio) => ratio < 1).length;
     console.log(
       `    ${name}: ${compareMains[compareNames.indexOf(name)]}; against claw-server: throughput ` +
       `${fixed(s.turnsPerSecond / claw.turnsPerSecond, 3)}x, peak RSS ` +
       `${fixed(s.peakRssMb / claw.peakRssMb, 3)}x; run by run: throughput ` +
-      `${ratioSpread(perRun(name, 'claw', perSecond))}, CPU a turn ` +
-      `${ratioSpread(perRun(name, 'claw', cpuPerTurn))}; ${name} slower in ${slower} of ` +
+      `${ratioSpread(perRun(throughput, name, 'claw', perSecond))}, CPU a turn ` +
+      `${ratioSpread(perRun(throughput, name, 'claw', cpuPerTurn))}; ${name} slower in ${slower} of ` +
       `${throughput[name].length} runs`,
     );
   }
+}
+if (latencyRan) {
+  console.log(
+    `\nwith a ${slowModel.latencyMs} ms model (first token ${slowModel.latencyMs} ms after the ` +
+    `request, then ${slowModel.latencyChunks} text chunks ${slowModel.latencyChunkDelayMs} ms ` +
+    'apart, then the tool calls):',
+  );
+  console.log(figures('claw-server', latencyClaw, true));
+  console.log(figures('bare loops', latencyBare, false));
+  console.log(
+    '  run by run, claw-server / bare loops: throughput ' +
+    `${ratioSpread(perRun(withLatency, 'claw', 'bare', perSecond))}`,
+  );
 }
 if (idle === undefined && phases.has('idle')) {
   console.log(
@@ -639,4 +822,35 @@ if (slowRan) {
         `${result.closed.reason === '' ? '' : ` "${result.closed.reason}"`}`;
     console.log(`  stopped client, run ${index + 1}: ${cut}; ${seen}`);
   }
+}
+
+// The verdicts of PERF-4 (a) and (b), and the distance to the floor, one line each.
+const perf4 = (met) => (modelLatencyMs === 0 ? (met ? 'MET' : 'NOT MET') : 'info (model latency)');
+console.log('');
+if (ran) {
+  console.log(
+    `PERF-4 peers: claw-server ${fixed(claw.turnsPerSecond, 1)} turns/s vs faster peer ` +
+    `(${peerLabel}) ${fixed(peer.turnsPerSecond, 1)} turns/s = ${fixed(peerRatio, 3)}× ` +
+    `(target ≥ ${targets.peers.toFixed(1)}×) ${perf4(peerRatio >= targets.peers)}`,
+  );
+  console.log(
+    `PERF-4 peers, peak RSS: claw-server ${fixed(claw.peakRssMb, 1)} MB vs faster peer ` +
+    `(${peerLabel}) ${fixed(peer.peakRssMb, 1)} MB = ${fixed(peerRssRatio, 3)}× ` +
+    `(target ≤ ${targets.peersRss}×) ${perf4(peerRssRatio <= targets.peersRss)}`,
+  );
+}
+if (latencyRan) {
+  console.log(
+    `PERF-4 ${slowModel.latencyMs} ms model: claw-server ${fixed(latencyClaw.turnsPerSecond, 1)} ` +
+    `turns/s vs bare loop ${fixed(latencyBare.turnsPerSecond, 1)} turns/s = ` +
+    `${fixed(latencyRatio, 3)}× (target ≥ ${targets.latency}×) ` +
+    `${latencyRatio >= targets.latency ? 'MET' : 'NOT MET'}`,
+  );
+}
+if (ran) {
+  console.log(
+    'distance to the floor (zero latency, not a target): claw-server ' +
+    `${fixed(claw.turnsPerSecond, 1)} turns/s vs bare loop ${fixed(bare.turnsPerSecond, 1)} ` +
+    `turns/s = ${fixed(claw.turnsPerSecond / bare.turnsPerSecond, 3)}×`,
+  );
 }

@@ -8,6 +8,9 @@
 // calls in the request):
 //   `load: …`   `turns` turns of `callsPerTurn` parallel read_file calls, then a short answer,
 //               each answer after `loadLatencyMs` (default 0);
+//   `latency: …` the same turns, but each answer streams `latencyChunks` text chunks first (the
+//               last answer's make up its text), the first `latencyMs` after the request, the
+//               rest `latencyChunkDelayMs` apart (and so the tool calls after them);
 //   `stream: …` the same, but each turn first streams `streamChunks` text chunks, one every
 //               `streamChunkDelayMs`, each stamped with the time it is sent (see `stamped`);
 //   `long: …`   one long answer, a chunk every millisecond: `longChunks` chunks of
@@ -20,12 +23,16 @@
 // IPC: it sends {type: 'ready', baseURL} once listening; it answers {type: 'count'} with
 // {type: 'count', requests} (requests since the last count) and exits on {type: 'exit'}.
 import { FakeOpenAIServer } from '@claw/testing/node';
+import { finalAnswer, latencyChunks as latencyText } from './scenario.mjs';
 
 const config = JSON.parse(process.argv[2] ?? '{}');
 const {
   turns = 10,
   callsPerTurn = 4,
   loadLatencyMs = 0,
+  latencyMs = 100,
+  latencyChunks = 20,
+  latencyChunkDelayMs = 1,
   streamChunks = 20,
   streamChunkDelayMs = 50,
   longChunks = 3000,
@@ -96,24 +103,31 @@ const server = await FakeOpenAIServer.start({
       };
     }
     const turn = turnOf(body);
-    const stream = scenario === 'stream';
-    // `load:` answers wait `loadLatencyMs` first (BENCH_MODEL_LATENCY_MS), as a real model would.
-    const latency = scenario === 'load' && loadLatencyMs > 0 ? { delayMs: loadLatencyMs } : {};
-    const text = stream
-      ? {
-          textChunks: Array.from({ length: streamChunks }, stamped),
-          chunkDelayMs: streamChunkDelayMs,
-        }
-      : {};
-    if (turn >= turns) {
-      return {
-        ...(stream ? text : { text: 'All files read.' }),
-        ...latency,
-        usage: { promptTokens: 1000, completionTokens: 5 },
+    const last = turn >= turns;
+    let text;
+    if (scenario === 'stream') {
+      text = {
+        textChunks: Array.from({ length: streamChunks }, stamped),
+        chunkDelayMs: streamChunkDelayMs,
+      };
+    } else if (scenario === 'latency') {
+      // The first token `latencyMs` after the request (the headers go at once, as a model's
+      // server sends them), then the chunks one write each.
+      text = {
+        firstChunkDelayMs: latencyMs,
+        textChunks: latencyText(latencyChunks, last),
+        chunkDelayMs: latencyChunkDelayMs,
+      };
+    } else {
+      // `load:` answers wait `loadLatencyMs` first (BENCH_MODEL_LATENCY_MS), as a real model would.
+      text = {
+        ...(last ? { text: finalAnswer } : {}),
+        ...(scenario === 'load' && loadLatencyMs > 0 ? { delayMs: loadLatencyMs } : {}),
       };
     }
+    if (last) return { ...text, usage: { promptTokens: 1000, completionTokens: 5 } };
     const usage = { promptTokens: 1000, completionTokens: 40 };
-    return { ...text, ...latency, toolCalls: readFiles(turn), usage };
+    return { ...text, toolCalls: readFiles(turn), usage };
   },
 });
 
