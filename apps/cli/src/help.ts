@@ -205,6 +205,10 @@ What it supports:
   permissions                     a call claw's policy asks about is session/request_permission
                                   (allow once, allow always = for this session, reject); the
                                   answer is audited like any other
+  requests for input              an MCP server's form (MCP elicitation) is elicitation/create
+                                  to an editor that offers elicitation.form at initialize; its
+                                  answer is checked against the form (one that does not fit is
+                                  declined); an editor that does not offer forms: declined
   editor files                    when the editor offers fs/read_text_file and
                                   fs/write_text_file, read_file, write_file and edit_file go
                                   through it (unsaved buffers are read, edits show in the

@@ -40,7 +40,7 @@ describe('claw --help, --version, bad options (CLI-6)', () => {
     const result = await ClawProcess.run(['acp', '--help']);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^claw \S+ acp — claw as an Agent Client Protocol agent/);
-    for (const part of ['"agent_servers"', 'session/load', 'session/request_permission', 'fs/read_text_file', '--approval ask|allow|deny']) {
+    for (const part of ['"agent_servers"', 'session/load', 'session/request_permission', 'fs/read_text_file', 'elicitation/create', '--approval ask|allow|deny']) {
       expect(result.stdout, part).toContain(part);
     }
     expect((await ClawProcess.run(['--help'])).stdout).toContain('claw acp                        an Agent Client Protocol agent');

@@ -38,6 +38,7 @@ import {
   type Tracing,
 } from '@claw/runtime';
 import { SessionLockedError, assertSessionId } from '@claw/session-store';
+import { askEditorForInput } from './elicitation.js';
 import { argumentsOf, kindOf, toolCallUpdate } from './tool-views.js';
 import { createAcpReporter, historyUpdates } from './updates.js';
 
@@ -55,6 +56,11 @@ export interface ClawAcpAgentOptions {
   version: string;
   /** Writes a note for people (stderr): never the protocol's stdout. */
   note: (text: string) => void;
+  /**
+   * How long an MCP server's request for input (MCP-7) waits for the editor's answer before claw
+   * declines it. Default: `@claw/mcp`'s (5 minutes).
+   */
+  elicitationTimeoutMs?: number;
 }
 
 interface AcpSession {
@@ -89,6 +95,8 @@ export class ClawAcpAgent {
   private readonly workspaces = new Map<string, Promise<Workspace>>();
   private client: AgentContext | undefined;
   private clientFiles: { read: boolean; write: boolean } = { read: false, write: false };
+  /** Whether the editor fills in forms (`elicitation.form`): MCP servers' requests for input. */
+  private clientForms = false;
   private closing: Promise<void> | undefined;
 
   constructor(options: ClawAcpAgentOptions) {
@@ -103,6 +111,10 @@ export class ClawAcpAgent {
   initialize(request: InitializeRequest): InitializeResponse {
     const fs = request.clientCapabilities?.fs;
     this.clientFiles = { read: fs?.readTextFile === true, write: fs?.writeTextFile === true };
+    // `form: {}` offers forms; omitted or null does not (URL mode is not used: claw's MCP client
+    // does not declare it).
+    const forms = request.clientCapabilities?.elicitation?.form;
+    this.clientForms = forms !== undefined && forms !== null;
     return {
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {
@@ -293,7 +305,12 @@ export class ClawAcpAgent {
             settings,
             env: this.options.env,
             tracer: tracing.tracer,
-            mcp: { onWarning: (warning) => this.options.note(`claw: ${warning.message}`) },
+            mcp: {
+              onWarning: (warning) => this.options.note(`claw: ${warning.message}`),
+              ...(this.options.elicitationTimeoutMs === undefined
+                ? {}
+                : { elicitationTimeoutMs: this.options.elicitationTimeoutMs }),
+            },
           });
         } catch (error) {
           await tracing.shutdown().catch(() => undefined);
@@ -384,16 +401,15 @@ export class ClawAcpAgent {
         await this.sessions.get(sessionId)?.allowed?.(call.id).catch(() => undefined);
         return outcome.optionId === 'allow_always' ? 'allow_session' : 'allow_once';
       },
-      // ACP has no stable way to ask the editor's user to fill in a form (its `elicitation/create`
-      // is still unstable in the SDK): an MCP server's request for input (MCP-7) is declined at
-      // once, and the note says so, rather than left to run out of time.
-      elicit: async (prompt) => {
-        this.options.note(
-          `claw: declined the request for input of MCP server ${JSON.stringify(prompt.server)}: ` +
-          'the editor (ACP) cannot be asked to fill in a form',
-        );
-        return { action: 'decline' };
-      },
+      // An MCP server's request for input (MCP-7) goes to the editor as `elicitation/create`
+      // when it offered forms at `initialize`; else it is declined at once, with a note, rather
+      // than left to run out of time. The answer is checked against the form before it is sent.
+      elicit: (prompt, signal) => askEditorForInput(prompt, signal, {
+        client: this.client,
+        forms: this.clientForms,
+        sessionId,
+        note: this.options.note,
+      }),
     };
   }
 

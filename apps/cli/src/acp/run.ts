@@ -1,5 +1,5 @@
 import { Readable, Writable } from 'node:stream';
-import { agent, methods, ndJsonStream } from '@agentclientprotocol/sdk';
+import { agent, methods, ndJsonStream, type AgentApp } from '@agentclientprotocol/sdk';
 import type { SettingOverrides } from '@claw/runtime';
 import type { CliIo } from '../cli.js';
 import { exitStatus } from '../exit-status.js';
@@ -18,13 +18,7 @@ export async function runAcp(overrides: SettingOverrides, io: CliIo): Promise<nu
     io.stderr.write(`${text}\n`);
   };
   const claw = new ClawAcpAgent({ env: io.env, overrides, version, note });
-  const app = agent({ name: 'claw' })
-    .onConnect((connection) => claw.connected(connection.client))
-    .onRequest(methods.agent.initialize, ({ params }) => claw.initialize(params))
-    .onRequest(methods.agent.session.new, ({ params }) => claw.newSession(params))
-    .onRequest(methods.agent.session.load, ({ params }) => claw.loadSession(params))
-    .onRequest(methods.agent.session.prompt, ({ params, signal }) => claw.prompt(params, signal))
-    .onNotification(methods.agent.session.cancel, ({ params }) => claw.cancel(params.sessionId));
+  const app = acpAgentApp(claw);
   const stream = ndJsonStream(
     Writable.toWeb(io.stdout) as WritableStream<Uint8Array>,
     Readable.toWeb(io.stdin) as ReadableStream<Uint8Array>,
@@ -39,4 +33,15 @@ export async function runAcp(overrides: SettingOverrides, io: CliIo): Promise<nu
     await claw.close();
   }
   return exitStatus.completed;
+}
+
+/** The ACP methods claw serves, each handed to `claw` (tests connect it to in-memory streams). */
+export function acpAgentApp(claw: ClawAcpAgent): AgentApp {
+  return agent({ name: 'claw' })
+    .onConnect((connection) => claw.connected(connection.client))
+    .onRequest(methods.agent.initialize, ({ params }) => claw.initialize(params))
+    .onRequest(methods.agent.session.new, ({ params }) => claw.newSession(params))
+    .onRequest(methods.agent.session.load, ({ params }) => claw.loadSession(params))
+    .onRequest(methods.agent.session.prompt, ({ params, signal }) => claw.prompt(params, signal))
+    .onNotification(methods.agent.session.cancel, ({ params }) => claw.cancel(params.sessionId));
 }
