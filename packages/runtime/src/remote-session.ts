@@ -154,6 +154,7 @@ export class RemoteSession {
       seq: this.events.lastSeq,
       history: [...this.replica.history()],
       pendingApprovals: [...(open?.approvals ?? [])],
+      pendingElicitations: [...(open?.elicitations ?? [])],
       ...(open === undefined ? {} : { task: { id: open.taskId, prompt: open.prompt } }),
     };
   }

@@ -76,8 +76,8 @@ export interface SessionView {
   /** The questions waiting for an answer, as their `approval_request` events. */
   pendingApprovals: Array<SessionEventOf<'approval_request'>>;
   /**
-   * The requests for input from MCP servers waiting for an answer (MCP-7), as their events;
-   * absent where this process cannot know them (a session another instance runs).
+   * The requests for input from MCP servers waiting for an answer (MCP-7), as their events (a
+   * session another instance runs: as its stored events say).
    */
   pendingElicitations?: Array<SessionEventOf<'elicitation_request'>>;
   /** The running task, if any. */
@@ -197,12 +197,12 @@ export class SessionHost {
   /**
    * A task the session's previous process left running (it stopped, or lost the session to this
    * one, SES-7, SCALE-3) never ends by itself: its events end it here, so that whoever follows the
-   * session sees how it ended. Its open questions are closed, each of its calls without a stored
-   * `tool_result` event gets one (what its Observation tells the model since repair: never
-   * started, started with an unknown outcome, or the result it stored; no tool runs again), then
-   * `task_failed` (`task_interrupted`) and the `idle` state. With `resume`, a task that was
-   * waiting for approvals goes on instead: the calls it asked about (which never ran) are made
-   * again under new ids, so their questions are raised again.
+   * session sees how it ended. Its open questions (and requests for input) are closed, each of
+   * its calls without a stored `tool_result` event gets one (what its Observation tells the model
+   * since repair: never started, started with an unknown outcome, or the result it stored; no
+   * tool runs again), then `task_failed` (`task_interrupted`) and the `idle` state. With
+   * `resume`, a task that was waiting for approvals goes on instead: the calls it asked about
+   * (which never ran) are made again under new ids, so their questions are raised again.
    */
   private endInterruptedTask(resume: boolean): void {
     const open = this.session.openTask();
@@ -216,6 +216,17 @@ export class SessionHost {
         task_id: taskId,
         request_id: request.request_id,
         decision: 'deny',
+        by: 'canceled',
+      });
+    }
+    // A request for input lives only as long as the process that asked (its MCP server waits on
+    // it): it is withdrawn, also when the task goes on.
+    for (const request of open.elicitations ?? []) {
+      this.events.append({
+        type: 'elicitation_resolved',
+        task_id: taskId,
+        request_id: request.request_id,
+        action: 'cancel',
         by: 'canceled',
       });
     }

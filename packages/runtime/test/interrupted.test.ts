@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { SessionEvent, ToolCall } from '@claw/core';
+import type { SessionEvent, SessionEventBody, ToolCall } from '@claw/core';
 import {
   FileSessionManager,
   toolCallNeverStartedText,
@@ -19,9 +19,15 @@ const bash = (id: string, command: string): ToolCall => ({
 
 /**
  * Leaves a session as a process that stopped mid-task would (SES-7, SCALE-3): a task started, a
- * wave of two calls, the first one running, the second one waiting for an approval.
+ * wave of two calls, the first one running, the second one waiting for an approval (and, with
+ * `elicitation`, an MCP server's request for input waiting too).
  */
-async function interruptedSession(workDir: string, id: string, asking = 'rm -rf build'): Promise<number> {
+async function interruptedSession(
+  workDir: string,
+  id: string,
+  asking = 'rm -rf build',
+  elicitation?: SessionEventBody,
+): Promise<number> {
   const manager = new FileSessionManager({ workDir });
   const lease = await manager.open(id, { workDir });
   const { session } = lease;
@@ -37,6 +43,7 @@ async function interruptedSession(workDir: string, id: string, asking = 'rm -rf 
     type: 'approval_request', task_id: 'task-1', request_id: 'req-1', tool_name: 'bash',
     risk: 'dangerous', reason: 'deletes files', arguments: waiting.arguments,
   });
+  if (elicitation !== undefined) session.appendEvent(elicitation);
   const last = session.appendEvent({ type: 'state', state: 'awaiting_approval', task_id: 'task-1' });
   await last.written;
   await session.flush();
@@ -174,6 +181,36 @@ describe('a task a stopped process left open is ended when the session is opened
     const history = runtime.snapshot().history;
     expect(history.filter((message) => message.role === 'tool').map((message) => message.role === 'tool' && message.toolCallId))
       .toEqual(['call-run', 'call-ask', 'call-ask-resumed']);
+    await runtime.close();
+  });
+
+  it('withdraws the requests for input it left waiting, also when the task goes on (MCP-7, SCALE-3)', async () => {
+    const workDir = await tempWorkspace();
+    const lastSeq = await interruptedSession(workDir, 'asked', 'echo resumed >> marker.txt', {
+      type: 'elicitation_request', task_id: 'task-1', request_id: 'input-1', server: 'sdk', message: 'Who?',
+      requested_schema: { type: 'object', properties: { name: { type: 'string' } } },
+    });
+    const { factory } = scriptedFactory([{ text: 'carried on' }], {
+      settings: settings({ approval: 'ask' }),
+      resumeInterrupted: true,
+    });
+    const runtime = await factory.createRuntime({
+      workDir,
+      sessionId: 'asked',
+      approvalHandler: { approve: () => Promise.resolve('allow_once') },
+    });
+    const seen: SessionEvent[] = [];
+    for await (const event of runtime.events({ after: lastSeq })) {
+      seen.push(event);
+      if (event.type === 'task_completed') break;
+    }
+    // Its MCP server went with the process that asked: the request is withdrawn before the task
+    // goes on, so whoever follows the session no longer sees it waiting.
+    const kinds = seen.map((event) => event.type);
+    expect(kinds.slice(0, 3)).toEqual(['approval_resolved', 'elicitation_resolved', 'tool_result']);
+    expect(seen[1]).toMatchObject({ task_id: 'task-1', request_id: 'input-1', action: 'cancel', by: 'canceled' });
+    expect(kinds.filter((kind) => kind === 'elicitation_resolved')).toHaveLength(1);
+    expect(seen.at(-1)).toMatchObject({ type: 'task_completed', task_id: 'task-1' });
     await runtime.close();
   });
 

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteRuntime, Runtime, SessionLifecycle } from '../src/index.js';
 import {
   cleanUp,
+  eventually,
   isTaskEnd,
   scriptedFactory,
   sessionsIn,
@@ -110,5 +111,35 @@ describe('requests for input in a session another process owns (MCP-7, SCALE-4)'
     // What the owner's MCP server got: the answer, with the form's default filled in.
     const result = follower.snapshot().history.find((message: Message) => message.role === 'tool');
     expect(JSON.parse(result?.content ?? 'null')).toEqual({ action: 'accept', content: { name: 'Ada', count: 3 } });
+  });
+
+  it('a follower opened while the owner\'s request waits lists it as the owner does, until it is answered', async () => {
+    const workDir = await askingWorkspace();
+    const shared = new MemoryRelay({ instanceId: 'a' });
+    const a = instanceOn(shared);
+    const b = instanceOn(shared.instance('b'));
+    const owner = await a.open({ workDir, sessionId: 's', id: 'client-a' });
+    const events = owner.events({ after: owner.snapshot().seq });
+    const started = await owner.start('who am I?');
+    const request = (await until(events, (event) => event.type === 'elicitation_request'))
+      .find(typeIs('elicitation_request'))!;
+    expect(owner.snapshot().pendingElicitations).toEqual([request]);
+
+    // Opened (no cursor) on the other instance: its view is rebuilt from the stored records.
+    const follower = await b.open({ workDir, sessionId: 's', id: 'client-b' });
+    expect(follower).toBeInstanceOf(RemoteRuntime);
+    await eventually(() => follower.snapshot().seq >= request.seq, 'the follower to read the request');
+    expect(follower.snapshot().pendingElicitations).toEqual(owner.snapshot().pendingElicitations);
+    expect(follower.snapshot().pendingElicitations).toEqual([
+      expect.objectContaining({ request_id: request.request_id, task_id: started.id, server: 'sdk', requested_schema: form }),
+    ]);
+
+    const followed = follower.events({ after: follower.snapshot().seq });
+    await owner.respondElicitation!(request.request_id, { action: 'decline' }, 'client-a');
+    await until(followed, (event) => event.type === 'elicitation_resolved');
+    expect(follower.snapshot().pendingElicitations).toEqual([]);
+    await until(followed, isTaskEnd);
+    expect(owner.snapshot().pendingElicitations).toEqual([]);
+    expect(follower.snapshot().pendingElicitations).toEqual([]);
   });
 });

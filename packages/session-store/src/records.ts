@@ -306,6 +306,20 @@ function openTask(value: unknown): OpenTask {
       }
       return asked;
     }),
+    // Snapshots from before it, and those taken while none waits, have none.
+    ...(task.elicitations === undefined
+      ? {}
+      : {
+          elicitations: list(task.elicitations, 'session.openTask.elicitations').map((item) => {
+            const asked = event(item);
+            if (asked.type !== 'elicitation_request') {
+              throw new RecordProblem(
+                'session.openTask.elicitations holds an event that is not an elicitation_request',
+              );
+            }
+            return asked;
+          }),
+        }),
     // Snapshots from before it have none (see `OpenTask.calls`).
     ...(task.calls === undefined
       ? {}

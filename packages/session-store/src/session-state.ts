@@ -73,6 +73,11 @@ export interface OpenTask {
   /** Its questions still waiting for an answer, as their `approval_request` events. */
   approvals: Array<SessionEventOf<'approval_request'>>;
   /**
+   * Its MCP servers' requests for input still waiting for an answer (MCP-7), as their
+   * `elicitation_request` events. Absent when none waits (and in snapshots from before it).
+   */
+  elicitations?: Array<SessionEventOf<'elicitation_request'>>;
+  /**
    * Its tool calls whose `tool_result` event is not stored, in order: whoever ends the task after
    * a crash answers exactly these, whichever process repaired its history. Absent in snapshots
    * from before it (and then for the rest of that task).
@@ -110,6 +115,12 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
             ...open,
             approvals: open.approvals.filter((asked) => asked.request_id !== event.request_id),
           };
+    case 'elicitation_request':
+      return open === undefined
+        ? undefined
+        : { ...open, elicitations: [...(open.elicitations ?? []), event] };
+    case 'elicitation_resolved':
+      return open?.elicitations === undefined ? open : withoutElicitation(open, event.request_id);
     case 'task_completed':
     case 'task_canceled':
     case 'task_failed':
@@ -122,11 +133,6 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
     case 'text_completed':
     case 'usage':
       return open;
-    // A request for input lives only as long as the process that asks (its MCP server waits on
-    // it): nothing of it goes on after a restart.
-    case 'elicitation_request':
-    case 'elicitation_resolved':
-      return open;
     default: {
       // Every type is named above: a new one fails to compile here instead of closing the task.
       // One written by a newer claw (read from its file) leaves the task as it is.
@@ -135,6 +141,13 @@ function followTask(open: OpenTask | undefined, event: SessionEvent): OpenTask |
       return open;
     }
   }
+}
+
+/** `open` without the request for input `requestId` (and without the field once none waits). */
+function withoutElicitation(open: OpenTask, requestId: string): OpenTask {
+  const { elicitations = [], ...rest } = open;
+  const waiting = elicitations.filter((asked) => asked.request_id !== requestId);
+  return waiting.length === 0 ? rest : { ...rest, elicitations: waiting };
 }
 
 /** One Observation inserted by repair, at its index in the repaired history. */

@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ElicitationSchema, SessionEvent } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   FileSessionLog,
@@ -9,6 +10,7 @@ import {
   SessionStore,
   sessionFileExtension,
   type SessionLog,
+  type PersistentSession,
 } from '../src/index.js';
 import { removeTempDirs, sealLine, tempDir } from './fixtures.js';
 
@@ -102,6 +104,72 @@ describe('the open task a session\'s events describe (RT-3, SCALE-3/4)', () => {
     const refused = await damaged.open('kept', { workDir }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'session_corrupt' });
     expect((refused as Error).message).toContain('session.openTask.state is "sleeping", not a state');
+    await damaged.close();
+  });
+
+  it('keeps requests for input until they are resolved, in a file snapshot too; one without them still loads', async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, `asks${sessionFileExtension}`);
+    const form: ElicitationSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+    const ask = (session: PersistentSession, requestId: string): SessionEvent => session.appendEvent({
+      type: 'elicitation_request', task_id: 't1', request_id: requestId, server: 'sdk', message: 'Who?', requested_schema: form,
+    }).event;
+    const answer = (session: PersistentSession, requestId: string): void => {
+      session.appendEvent({ type: 'elicitation_resolved', task_id: 't1', request_id: requestId, action: 'accept', by: 'x' });
+    };
+    const store = new SessionStore({ log: new FileSessionLog({ directory: dir }) });
+    const lease = await store.open('asks', { workDir });
+    const { session } = lease;
+    // None outside a task, as for approvals.
+    ask(session, 'e0');
+    expect(session.openTask()).toBeUndefined();
+    session.appendEvent({ type: 'task_started', task_id: 't1', content: 'ask me' });
+    const first = ask(session, 'e1');
+    const second = ask(session, 'e2');
+    expect(session.openTask()?.elicitations).toEqual([first, second]);
+    answer(session, 'e1');
+    expect(session.openTask()?.elicitations).toEqual([second]);
+    // A clear compacts the log: the snapshot alone keeps the request still waiting.
+    await session.clear();
+    await session.flush();
+    await lease.release();
+    await store.close();
+    const [stored, ...records] = (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '');
+    expect(records).toEqual([]);
+    const { sum: _sum, ...record } = JSON.parse(stored as string) as Record<string, unknown>;
+    const snapshot = record.session as { openTask: Record<string, unknown> };
+    expect(snapshot.openTask.elicitations).toEqual([JSON.parse(JSON.stringify(second))]);
+
+    const reopened = new SessionStore({ log: new FileSessionLog({ directory: dir }) });
+    const again = await reopened.open('asks', { workDir });
+    expect(again.session.openTask()).toEqual({
+      taskId: 't1', prompt: 'ask me', state: 'running', approvals: [], elicitations: [second], calls: [],
+    });
+    answer(again.session, 'e2');
+    expect(again.session.openTask()).toEqual({ taskId: 't1', prompt: 'ask me', state: 'running', approvals: [], calls: [] });
+    await again.release();
+    await reopened.close();
+
+    // The snapshot of a claw from before requests for input were kept: its open task has none.
+    const rewrite = async (openTask: Record<string, unknown>): Promise<SessionStore> => {
+      await writeFile(file, `${sealLine({ ...record, session: { ...snapshot, openTask } })}\n`);
+      return new SessionStore({ log: new FileSessionLog({ directory: dir }) });
+    };
+    const { elicitations: _asked, ...older } = snapshot.openTask;
+    const old = await rewrite(older);
+    const oldLease = await old.open('asks', { workDir });
+    expect(oldLease.session.openTask()).toEqual({ taskId: 't1', prompt: 'ask me', state: 'running', approvals: [], calls: [] });
+    // It keeps the requests asked from then on.
+    const third = ask(oldLease.session, 'e3');
+    expect(oldLease.session.openTask()?.elicitations).toEqual([third]);
+    await oldLease.release();
+    await old.close();
+
+    // One that lists another event is refused as corrupt.
+    const damaged = await rewrite({ ...older, elicitations: [{ ...JSON.parse(JSON.stringify(second)), type: 'approval_request' }] });
+    const refused = await damaged.open('asks', { workDir }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'session_corrupt' });
+    expect((refused as Error).message).toContain('session.openTask.elicitations holds an event that is not an elicitation_request');
     await damaged.close();
   });
 
