@@ -7,6 +7,7 @@ import type { HarnessFaults } from './case.js';
 import { percentile } from './metrics.js';
 import { withSlowTurns } from './slow-faults.js';
 import type { CalibrationRun } from './suite.js';
+import { cpuWaitMs } from './cpu-wait.js';
 
 /** The name results and the gate give the calibration. */
 export const calibrationName = 'bare-loop';
@@ -74,15 +75,19 @@ export async function runCalibration(
     folder = await mkdtemp(path.join(tmpdir(), 'claw-eval-calibration-'));
     journal = await open(path.join(folder, 'journal.jsonl'), 'a');
     let scriptedMs = 0;
+    // The CPU wait inside the scripted waits (a wait that ended late): part of scriptedMs already.
+    let cpuWaitInScriptedMs = 0;
     const scripted = new ScriptedProvider(script(), {
       name: calibrationName,
       record: false,
       sleep: async (ms, signal) => {
         const started = performance.now();
+        const waitedBefore = cpuWaitMs();
         try {
           await sleep(ms, signal);
         } finally {
           scriptedMs += performance.now() - started;
+          cpuWaitInScriptedMs += cpuWaitMs() - waitedBefore;
         }
       },
     });
@@ -95,6 +100,7 @@ export async function runCalibration(
       { role: 'user', content: 'Write the parts, one file each.' },
     ];
     const ttfbMs: number[] = [];
+    const cpuWaitBefore = cpuWaitMs();
     const started = performance.now();
     model.begin();
     for (let turn = 0; turn < turns; turn += 1) {
@@ -123,7 +129,14 @@ export async function runCalibration(
       }
     }
     const runMs = performance.now() - started;
-    return { verdict: 'pass', reason: 'done', overheadMs: Math.max(0, runMs - scriptedMs), ttfbMs };
+    // As a case's: without the time the process waited for a CPU outside the scripted waits.
+    const cpuWait = Math.max(0, cpuWaitMs() - cpuWaitBefore - cpuWaitInScriptedMs);
+    return {
+      verdict: 'pass',
+      reason: 'done',
+      overheadMs: Math.max(0, runMs - scriptedMs - cpuWait),
+      ttfbMs,
+    };
   } catch (error) {
     options.signal?.throwIfAborted();
     return {

@@ -31,6 +31,7 @@ import { createScriptedModel, withRequestFaults, type ScriptedModel } from './mo
 import type { ApprovalRecord, CompactionRecord, RunRecord, TimelineEvent } from './run-record.js';
 import { fillRound, parseArguments, type Round } from './script.js';
 import { scriptedTools } from './scripted-tools.js';
+import { cpuWaitMs } from './cpu-wait.js';
 import { withSlowTurns } from './slow-faults.js';
 import { InMemoryTracing, ensureContextPropagation, evalSpanName } from './tracing.js';
 import {
@@ -139,6 +140,7 @@ export function emptyRunRecord(caseId: string, sample: number, mode: RunRecord['
     timeline: [],
     script: [],
     wallMs: 0,
+    cpuWaitMs: 0,
   };
 }
 
@@ -284,6 +286,7 @@ export async function runCase(
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const events = watchCompactionEvents(runtime, record);
     let result;
+    const waitedBefore = cpuWaitMs();
     try {
       slow?.begin();
       task = context.with(trace.setSpan(context.active(), evalSpan), () =>
@@ -295,6 +298,7 @@ export async function runCase(
       });
       await events.finish();
     } finally {
+      record.cpuWaitMs = cpuWaitMs() - waitedBefore;
       events.stop();
       options.signal?.removeEventListener('abort', onAbort);
       evalSpan.end();

@@ -1,5 +1,6 @@
 import { spanAttributes, spanNames } from '@claw/engine';
 import type { RunRecord } from './run-record.js';
+import type { ToolExecution } from './scripted-tools.js';
 import {
   actionSpans,
   modelCallSpans,
@@ -40,6 +41,11 @@ export interface RunMetrics {
 export interface ScriptedDelays {
   modelMs: number;
   toolMs: number;
+  /**
+   * Time the process waited for a CPU outside those waits: the machine's load, not the engine's
+   * work (see `cpuWaitMs`).
+   */
+  cpuWaitMs?: number;
 }
 
 /**
@@ -74,7 +80,7 @@ export function metricsFrom(spans: readonly SpanRecord[], scripted?: ScriptedDel
     toolCalls: toolSpans(spans).length,
     scriptedModelMs,
     scriptedToolMs,
-    overheadMs: Math.max(0, runMs - scriptedModelMs - scriptedToolMs),
+    overheadMs: Math.max(0, runMs - scriptedModelMs - scriptedToolMs - (scripted?.cpuWaitMs ?? 0)),
   };
 }
 
@@ -101,6 +107,10 @@ export function unionLength(intervals: ReadonlyArray<readonly [number, number]>)
  * overlap and count once; a serial wave counts each).
  */
 export function scriptedDelays(run: RunRecord): ScriptedDelays {
+  const modelCpuWait = run.modelCalls.reduce(
+    (total, call) => total + (call.cpuWaitInScriptedMs ?? 0),
+    0,
+  );
   return {
     modelMs: run.modelCalls.reduce((total, call) => total + call.scriptedMs, 0),
     toolMs: unionLength(
@@ -108,7 +118,32 @@ export function scriptedDelays(run: RunRecord): ScriptedDelays {
         (execution) => [execution.startedAt, execution.startedAt + execution.waitedMs] as const,
       ),
     ),
+    cpuWaitMs: Math.max(0, run.cpuWaitMs - modelCpuWait - cpuWaitInUnion(run.toolExecutions)),
   };
+}
+
+/**
+ * The CPU wait inside the union of the tools' waits (overlapping waits counted once): for each
+ * stretch of overlapping waits, the counter at its last end minus the counter at its first start.
+ */
+export function cpuWaitInUnion(
+  executions: ReadonlyArray<Pick<ToolExecution, 'startedAt' | 'endedAt' | 'cpuWaitAt'>>,
+): number {
+  const sorted = [...executions].sort((a, b) => a.startedAt - b.startedAt);
+  let total = 0;
+  let stretch: { end: number; from: number; to: number } | undefined;
+  for (const execution of sorted) {
+    if (stretch === undefined || execution.startedAt > stretch.end) {
+      if (stretch !== undefined) total += stretch.to - stretch.from;
+      const { start, end } = execution.cpuWaitAt;
+      stretch = { end: execution.endedAt, from: start, to: end };
+    } else if (execution.endedAt > stretch.end) {
+      stretch.end = execution.endedAt;
+      stretch.to = execution.cpuWaitAt.end;
+    }
+  }
+  if (stretch !== undefined) total += stretch.to - stretch.from;
+  return Math.max(0, total);
 }
 
 /** The metrics of a run record. */

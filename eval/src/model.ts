@@ -13,6 +13,7 @@ import { OpenAIProvider, RetryingProvider, toChatMessages, type SetTimer } from 
 import { ScriptedProvider, type ScriptedReply, type ScriptedStep } from '@claw/testing';
 import { FakeOpenAIServer, type FakeTurn, type RecordedRequest } from '@claw/testing/node';
 import type { HarnessFaults, ModelSpec } from './case.js';
+import { cpuWaitMs } from './cpu-wait.js';
 import { EvalError } from './errors.js';
 import { argumentsText, callId, roundChunks, roundText, type Round } from './script.js';
 
@@ -31,6 +32,11 @@ export interface ModelCallRecord {
   endedAt?: number;
   /** The scripted waits this attempt spent (time to first token, chunk gaps), in milliseconds. */
   scriptedMs: number;
+  /**
+   * How long the process waited for a CPU during those waits (part of `scriptedMs` already: a
+   * wait that ended late); absent when not measured.
+   */
+  cpuWaitInScriptedMs?: number;
   /** The messages the model was sent. */
   messages: Message[];
   /**
@@ -182,10 +188,14 @@ class InProcessScriptedModel implements ScriptedModel {
   private async sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const record = this.current;
     const started = this.options.now();
+    const waitedBefore = cpuWaitMs();
     try {
       await sleep(ms, signal);
     } finally {
-      if (record !== undefined) record.scriptedMs += this.options.now() - started;
+      if (record !== undefined) {
+        record.scriptedMs += this.options.now() - started;
+        record.cpuWaitInScriptedMs = (record.cpuWaitInScriptedMs ?? 0) + cpuWaitMs() - waitedBefore;
+      }
     }
   }
 

@@ -367,7 +367,9 @@ function detailOf(run: RunRecord): z.infer<typeof detailSchema> {
     modelCalls,
     systemPrompts,
     retryWaits: run.retryWaits,
-    toolExecutions: run.toolExecutions.map(({ arguments: _arguments, ...execution }) => execution),
+    toolExecutions: run.toolExecutions.map(
+      ({ arguments: _arguments, cpuWaitAt: _cpuWaitAt, ...execution }) => execution,
+    ),
     ...(run.canceledAt === undefined ? {} : { canceledAt: run.canceledAt }),
     ...(run.infraError === undefined ? {} : { infraError: run.infraError }),
   };

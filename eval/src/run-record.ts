@@ -108,6 +108,11 @@ export interface RunRecord {
   script: Round[];
   /** Wall time of the whole case run, set-up included (ms). */
   wallMs: number;
+  /**
+   * How long the process waited for a CPU while the task ran (run-queue wait, `cpuWaitMs`); what
+   * of it falls outside the scripted waits is the machine's load, taken out of the overhead.
+   */
+  cpuWaitMs: number;
   /** The harness itself failed: the run is an infrastructure error, never a pass. */
   infraError?: string;
 }

@@ -1,6 +1,7 @@
 import { SerialQueue, defineTool, sleep, type Tool } from '@claw/core';
 import { z } from 'zod';
 import type { ScriptedToolSpec } from './case.js';
+import { cpuWaitMs } from './cpu-wait.js';
 
 /** One execution of a scripted tool, as the harness saw it. */
 export interface ToolExecution {
@@ -13,6 +14,8 @@ export interface ToolExecution {
   plannedMs: number;
   /** How long the scripted wait really took (shorter when the call was aborted). */
   waitedMs: number;
+  /** The process's CPU wait (`cpuWaitMs`) when the wait began and when it ended. */
+  cpuWaitAt: { start: number; end: number };
   outcome: 'ok' | 'aborted';
 }
 
@@ -49,8 +52,10 @@ export function scriptedTools(options: ScriptedToolsOptions): {
           const plannedMs =
             typeof spec.delayMs === 'function' ? spec.delayMs(args) : spec.delayMs ?? 0;
           const startedAt = options.now();
+          const cpuWaitAtStart = cpuWaitMs();
           const record = (outcome: ToolExecution['outcome']): void => {
             const endedAt = options.now();
+            const cpuWaitAt = { start: cpuWaitAtStart, end: cpuWaitMs() };
             executions.push({
               name: spec.name,
               arguments: args,
@@ -58,6 +63,7 @@ export function scriptedTools(options: ScriptedToolsOptions): {
               endedAt,
               plannedMs,
               waitedMs: endedAt - startedAt,
+              cpuWaitAt,
               outcome,
             });
           };

@@ -14,7 +14,8 @@ import {
   writeBaseline,
   type Baseline,
 } from '../src/gate.js';
-import { metricsFrom, percentile, quantiles, unionLength } from '../src/metrics.js';
+import { cpuWaitMs } from '../src/cpu-wait.js';
+import { cpuWaitInUnion, metricsFrom, percentile, quantiles, unionLength } from '../src/metrics.js';
 import { renderSummary } from '../src/report/table.js';
 import { buildResults, type Results } from '../src/results.js';
 import { calibrateStats, runSuite, type CalibrationRun } from '../src/suite.js';
@@ -256,6 +257,31 @@ describe('metrics', () => {
       scriptedToolMs: 30,
       overheadMs: 48,
     });
+  });
+
+  it('takes the time the process waited for a CPU outside the scripted waits (the machine\'s load) off the overhead', () => {
+    const spans: SpanRecord[] = [
+      { id: 'r', name: 'Agent.Run', startMs: 0, endMs: 90, durationMs: 90, attributes: {}, status: 'unset' },
+    ];
+    expect(metricsFrom(spans, { modelMs: 12, toolMs: 30, cpuWaitMs: 25 }).overheadMs).toBe(23);
+    expect(metricsFrom(spans, { modelMs: 12, toolMs: 30, cpuWaitMs: 80 }).overheadMs).toBe(0);
+    // Within overlapping tool waits the counter's rise counts once: [0,10] and [5,20] are one
+    // stretch (2 → 9), [30,40] another (9 → 10).
+    expect(cpuWaitInUnion([
+      { startedAt: 5, endedAt: 20, cpuWaitAt: { start: 4, end: 9 } },
+      { startedAt: 0, endedAt: 10, cpuWaitAt: { start: 2, end: 6 } },
+      { startedAt: 30, endedAt: 40, cpuWaitAt: { start: 9, end: 10 } },
+    ])).toBe(8);
+    expect(cpuWaitInUnion([])).toBe(0);
+    // /proc/self/schedstat: ns on the CPU, ns waiting on the run queue, time slices.
+    expect(cpuWaitMs(() => '812345678 2500000 42\n')).toBe(2.5);
+    expect(cpuWaitMs(() => {
+      throw new Error('ENOENT');
+    })).toBe(0);
+    expect(cpuWaitMs(() => 'garbage')).toBe(0);
+    const before = cpuWaitMs();
+    expect(before).toBeGreaterThanOrEqual(0);
+    expect(cpuWaitMs()).toBeGreaterThanOrEqual(before);
   });
 
   it('counts overlapping waits once and interpolates percentiles', () => {
