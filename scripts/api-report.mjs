@@ -144,7 +144,36 @@ export function generateApiReport(entry, options = {}) {
  * chunks by a hash, so they would change with every unrelated edit of the package.
  */
 export function stableReport(report) {
-  return report.replaceAll(/^\/\/ \S+\.d\.ts:\d+:\d+ - \((ae-[\w-]+)\)/gm, '// Warning: ($1)');
+  return sortEnumMembers(
+    report.replaceAll(/^\/\/ \S+\.d\.ts:\d+:\d+ - \((ae-[\w-]+)\)/gm, '// Warning: ($1)'),
+  );
+}
+
+/**
+ * The members of each zod enum's value map (`z.ZodEnum<{ ask: "ask"; deny: "deny"; }>`) in
+ * name order. TypeScript prints them in the order it first met each string literal, and tsup's
+ * declaration build visits files in an order that varies from build to build, so the same source
+ * gave "deny" first in one build and last in the next. The members of an object type have no
+ * order, so sorting them changes nothing the report pins; a value added, removed or renamed
+ * still shows.
+ */
+export function sortEnumMembers(report) {
+  const lines = report.split('\n');
+  const out = [];
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index];
+    out.push(line);
+    if (!/ZodEnum<\{$/.test(line)) continue;
+    const members = [];
+    let next = index + 1;
+    while (/^\s+("?)([\w$-]+)\1: "\2";$/.test(lines[next] ?? '')) members.push(lines[next++]);
+    // Only a block that is nothing but self-named members up to its closing brace.
+    if (!/^\s*\}/.test(lines[next] ?? '')) continue;
+    const key = (member) => member.trim();
+    out.push(...members.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)));
+    index = next - 1;
+  }
+  return out.join('\n');
 }
 
 /**

@@ -165,6 +165,26 @@ describe('the API report check', () => {
       .toBe(`// Warnings:\n//\n// Warning: (ae-forgotten-export) ${warning}\n`);
   });
 
+  it('puts a zod enum\'s members in name order, which TypeScript prints in no fixed order', () => {
+    const enumOf = (...names: string[]) => [
+      'export const schema: z.ZodObject<{',
+      '    approval: z.ZodOptional<z.ZodEnum<{',
+      ...names.map((name) => `        ${name}: "${name}";`),
+      '    }>>;',
+      '    other: {',
+      '        deny: "deny";',
+      '        ask: "ask";',
+      '    };',
+      '}>;',
+    ].join('\n');
+    const sorted = script.stableReport(enumOf('ask', 'allow', 'deny'));
+    expect(script.stableReport(enumOf('deny', 'ask', 'allow'))).toBe(sorted);
+    // Only the enum's value map: the plain object type after it keeps its order (deny, ask).
+    expect(sorted).toBe(enumOf('allow', 'ask', 'deny'));
+    // A value added or renamed still shows.
+    expect(script.stableReport(enumOf('ask', 'allow', 'never'))).not.toBe(sorted);
+  });
+
   it('shows the changed lines of a report', () => {
     expect(script.lineDiff('a\nb\nc\n', 'a\nB\nc\nd\n')).toBe(
       ['  -    2: b', '  +    2: B', '  +    4: d'].join('\n'),
