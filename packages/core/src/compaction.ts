@@ -85,20 +85,44 @@ export function compactedView(
     }
     view.push(summaryMessage(compaction));
   }
-  const pruned = new Set(compaction.pruned);
+  const pruned = prunedIds(compaction);
   const calls = new Map<string, ToolCall>();
-  for (const message of history.slice(compaction.upTo)) {
+  for (let index = compaction.upTo; index < history.length; index++) {
+    const message = history[index] as Message;
     if (message.role === 'assistant') for (const call of message.toolCalls ?? []) calls.set(call.id, call);
     if (message.role === 'tool' && pruned.has(message.toolCallId)) {
-      view.push({
-        ...message,
-        content: prunedResultText(calls.get(message.toolCallId), message),
-      });
+      view.push(prunedResult(calls.get(message.toolCallId), message));
     } else {
       view.push(message);
     }
   }
   return view;
+}
+
+/** The ids of a compaction's pruned calls, as a set made once per compaction. */
+const prunedSets = new WeakMap<Compaction, ReadonlySet<string>>();
+
+function prunedIds(compaction: Compaction): ReadonlySet<string> {
+  let set = prunedSets.get(compaction);
+  if (set === undefined) {
+    set = new Set(compaction.pruned);
+    prunedSets.set(compaction, set);
+  }
+  return set;
+}
+
+/**
+ * The stub of each pruned result, made once: every request of a long session sends the view
+ * again, and the same message object each time keeps the per-message token estimate cached too.
+ */
+const stubs = new WeakMap<ToolMessage, { call: ToolCall | undefined; stub: ToolMessage }>();
+
+function prunedResult(call: ToolCall | undefined, result: ToolMessage): ToolMessage {
+  const known = stubs.get(result);
+  if (known !== undefined && known.call === call) return known.stub;
+  const stub: ToolMessage = { ...result, content: prunedResultText(call, result) };
+  stubs.set(result, { call, stub });
+  return stub;
 }
 
 /**
