@@ -23,6 +23,7 @@ export const scorerNames = [
   'trace',
   'requests',
   'compaction',
+  'reports',
 ] as const;
 export type ScorerName = (typeof scorerNames)[number];
 
@@ -165,6 +166,23 @@ export interface HarnessFaults {
    * latency gate must not mistake for a regression (PERF-6).
    */
   slowMachine?: number;
+  /**
+   * The app's reporter fails: its `nth` (1-based) call of `callback` rejects, as a reporter whose
+   * connection closed would. The run must stop with `reporter_failed` and run no tool unseen
+   * (ENG-7).
+   */
+  failReporter?: { callback: 'onToolCall' | 'onToolResult'; nth: number };
+  /**
+   * The session's tool journal fails: its `nth` (1-based) record of a call starting (the intent,
+   * SES-8) rejects, as a full disk would. The call must not run and the run must stop with
+   * `tool_journal_failed` (ENG-7).
+   */
+  failJournal?: number;
+  /**
+   * The reporter is told the first tool result with its error flag flipped, as an engine that
+   * reports something other than what it stored would. The reports scorer's canary.
+   */
+  misreportResult?: boolean;
 }
 
 export interface FileExpectation {
@@ -311,6 +329,16 @@ export interface Expectations {
   thinking?: ThinkingExpectation;
   /** The run's compactions. */
   compaction?: CompactionExpectation;
+  /** What the reporter was told (beyond the invariants every run is held to). */
+  reports?: ReportsExpectation;
+}
+
+/** Checks on what the reporter was told of the run's tool calls (its start and result reports). */
+export interface ReportsExpectation {
+  /** Exactly this many tool results reported. */
+  results?: number;
+  /** Exactly this many tool calls reported started. */
+  started?: number;
 }
 
 export interface EvalCaseInput {
@@ -498,6 +526,15 @@ const caseSchema = z
         dropSummary: z.boolean().optional(),
         slowTurnMs: z.number().min(0).max(10_000).optional(),
         slowMachine: z.number().min(1).max(100).optional(),
+        failReporter: z
+          .object({
+            callback: z.enum(['onToolCall', 'onToolResult']),
+            nth: z.number().int().min(1),
+          })
+          .strict()
+          .optional(),
+        failJournal: z.number().int().min(1).optional(),
+        misreportResult: z.boolean().optional(),
       })
       .strict()
       .optional(),
@@ -549,6 +586,9 @@ export function positiveAssertions(expect: Expectations, script: readonly Round[
   for (const [key, value] of Object.entries(compaction ?? {})) {
     if (value !== undefined) found.push(`compaction.${key}`);
   }
+  for (const [key, value] of Object.entries(expect.reports ?? {})) {
+    if (value !== undefined) found.push(`reports.${key}`);
+  }
   for (const [index, round] of script.entries()) {
     const request = round.expectRequest;
     for (const key of ['contains', 'firstUser', 'isSummary'] as const) {
@@ -560,8 +600,15 @@ export function positiveAssertions(expect: Expectations, script: readonly Round[
 
 const knownExpectations = new Set([
   'outcome', 'files', 'observations', 'trajectory', 'boundary', 'pairing', 'budget', 'trace',
-  'requests', 'thinking', 'compaction',
+  'requests', 'thinking', 'compaction', 'reports',
 ]);
+
+const reportsExpectationSchema = z
+  .object({
+    results: z.number().int().min(0).optional(),
+    started: z.number().int().min(0).optional(),
+  })
+  .strict();
 
 const compactionExpectationSchema = z
   .object({
@@ -605,11 +652,19 @@ export function defineCase(input: EvalCaseInput): EvalCase {
       });
     }
   }
+  if (input.expect.reports !== undefined) {
+    const checked = reportsExpectationSchema.safeParse(input.expect.reports);
+    if (!checked.success) {
+      throw new EvalError(`${where} has an invalid reports expectation: ${z.prettifyError(checked.error)}`, {
+        code: 'case_invalid',
+      });
+    }
+  }
   if (positiveAssertions(input.expect, input.script).length === 0) {
     throw new EvalError(
       `${where} has no positive assertion: a case must check something the run did (outcome, ` +
       'file equals/contains, trajectory, boundary.denied, pairing, budget, trace, requests, ' +
-      'thinking, compaction, or a round\'s expectRequest), not only what it did not do',
+      'thinking, compaction, reports, or a round\'s expectRequest), not only what it did not do',
       { code: 'case_invalid' },
     );
   }

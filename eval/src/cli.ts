@@ -51,6 +51,7 @@ const runOptions = {
   cases: { type: 'string', multiple: true },
   keep: { type: 'boolean' },
   quiet: { type: 'boolean' },
+  'run-timeout-ms': { type: 'string' },
   trials: { type: 'string' },
   model: { type: 'string' },
   html: { type: 'string' },
@@ -65,10 +66,10 @@ type CommandName = (typeof commandNames)[number];
 
 /** Flags each command takes (anything else is a usage error, said as such). */
 const allowedFlags: Record<CommandName, ReadonlyArray<keyof typeof runOptions>> = {
-  run: ['out', 'repeat', 'gate', 'baseline', 'filter', 'tag', 'cases', 'keep', 'quiet'],
+  run: ['out', 'repeat', 'gate', 'baseline', 'filter', 'tag', 'cases', 'keep', 'quiet', 'run-timeout-ms'],
   compare: ['html'],
-  baseline: ['out', 'repeat', 'baseline', 'cases', 'quiet', 'keep'],
-  real: ['out', 'trials', 'filter', 'tag', 'cases', 'model', 'quiet', 'keep'],
+  baseline: ['out', 'repeat', 'baseline', 'cases', 'quiet', 'keep', 'run-timeout-ms'],
+  real: ['out', 'trials', 'filter', 'tag', 'cases', 'model', 'quiet', 'keep', 'run-timeout-ms'],
   record: ['out', 'model', 'cases'],
   list: ['filter', 'tag', 'cases'],
   schema: [],
@@ -153,6 +154,14 @@ export function parseCommand(argv: readonly string[]): Command {
     if (text !== undefined && (!/^\d+$/.test(text) || Number(text) < min || Number(text) > 1000)) {
       throw usage(`--${flag} must be a whole number from ${min} to 1000, not "${text}"`, name);
     }
+  }
+  const runTimeout = values['run-timeout-ms'];
+  if (runTimeout !== undefined && (!/^\d+$/.test(runTimeout) || Number(runTimeout) < 100 ||
+    Number(runTimeout) > 86_400_000)) {
+    throw usage(
+      `--run-timeout-ms must be a whole number of milliseconds from 100 to 86400000, not "${runTimeout}"`,
+      name,
+    );
   }
   return { name, positionals: args, values };
 }
@@ -305,6 +314,7 @@ async function runCommand(
     run: {
       ...(settings === undefined ? {} : { settings }),
       ...(values.keep === true ? { keepFolders: true } : {}),
+      ...(values['run-timeout-ms'] === undefined ? {} : { timeoutMs: Number(values['run-timeout-ms']) }),
     },
     ...(calibrate ? { calibration: {} } : {}),
     ...(io.signal === undefined ? {} : { signal: io.signal }),

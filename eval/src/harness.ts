@@ -28,7 +28,7 @@ import { context, trace } from '@opentelemetry/api';
 import type { ApprovalSpec, CompactionSeed, EvalCase, HarnessFaults, SessionSeed } from './case.js';
 import { EvalError } from './errors.js';
 import { createScriptedModel, withRequestFaults, type ScriptedModel } from './model.js';
-import type { ApprovalRecord, CompactionRecord, RunRecord, TimelineEvent } from './run-record.js';
+import type { ApprovalRecord, RunLimits, RunRecord, TimelineEvent } from './run-record.js';
 import { fillRound, parseArguments, type Round } from './script.js';
 import { scriptedTools } from './scripted-tools.js';
 import { cpuWaitMs } from './cpu-wait.js';
@@ -115,6 +115,23 @@ async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
   }
 }
 
+/**
+ * Waits for `work` to settle (its failure ignored), at most `limitMs`: 'stuck' when it did not.
+ * The timer keeps the process alive meanwhile, so a promise that never settles cannot end it.
+ */
+async function endsWithin(work: Promise<unknown> | undefined, limitMs: number): Promise<'ended' | 'stuck'> {
+  if (work === undefined) return 'ended';
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'stuck'>((resolve) => {
+    timer = setTimeout(() => resolve('stuck'), limitMs);
+  });
+  try {
+    return await Promise.race([work.then(() => 'ended' as const, () => 'ended' as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The record of a run that has not started yet (`not_run`, nothing observed): what runs fill. */
 export function emptyRunRecord(caseId: string, sample: number, mode: RunRecord['mode']): RunRecord {
   return {
@@ -138,6 +155,8 @@ export function emptyRunRecord(caseId: string, sample: number, mode: RunRecord['
     compactionEvents: [],
     spans: [],
     timeline: [],
+    reported: { started: [], results: [], usage: [] },
+    limits: {},
     script: [],
     wallMs: 0,
     cpuWaitMs: 0,
@@ -206,6 +225,17 @@ export async function runCase(
     const cancel = evalCase.cancel;
 
     const settings = runSettings(evalCase, options, mode);
+    const limits: RunLimits = {
+      maxSessionTokens: settings.maxSessionTokens,
+      maxRunTokens: settings.maxRunTokens,
+      maxSessionCostUsd: settings.maxSessionCostUsd,
+      maxRunCostUsd: settings.maxRunCostUsd,
+      toolTimeBudgetMs: settings.toolTimeBudgetMs,
+      maxSubagents: settings.maxSubagents,
+    };
+    record.limits = Object.fromEntries(
+      Object.entries(limits).filter(([, limit]) => limit !== undefined),
+    );
     if (userConfig !== undefined) settings.userConfigDir = userConfig;
     if (mode === 'scripted') {
       model = await createScriptedModel({
@@ -237,9 +267,10 @@ export async function runCase(
       },
     });
     record.toolExecutions = tools.executions;
-    const sessions: SessionSource | undefined = faults.dropCanceledObservation === true
-      ? new DroppingSessions(new WorkspaceSessions())
-      : undefined;
+    const sessions: SessionSource | undefined =
+      faults.dropCanceledObservation === true || faults.failJournal !== undefined
+        ? new FaultySessions(new WorkspaceSessions(), faults)
+        : undefined;
     const given = model?.provider ?? options.provider;
     const slow = given === undefined ? undefined : withSlowTurns(given, faults);
     const provider = slow === undefined ? undefined : withRequestFaults(slow.provider, faults);
@@ -279,7 +310,7 @@ export async function runCase(
         'claw.eval.mode': mode,
       },
     });
-    const reporter = timelineReporter(record.timeline, now, record.compactions);
+    const reporter = timelineReporter(record, now, faults);
     const onAbort = (): void => {
       task?.cancel(abortReason(options.signal as AbortSignal));
     };
@@ -329,8 +360,19 @@ export async function runCase(
   } catch (error) {
     record.infraError = `${errorMessage(error)}${error instanceof Error && error.stack !== undefined ? `\n${error.stack.split('\n').slice(1, 6).join('\n')}` : ''}`;
   } finally {
-    await runtime?.close().catch(() => undefined);
-    await factory?.close().catch(() => undefined);
+    // A run that never stopped (an engine that hangs) keeps its runtime from closing: give up on
+    // it after a grace, say so, and go on with the next case (nothing else may wait for it).
+    let stuck = await endsWithin(runtime?.close(), stopGraceMs) === 'stuck';
+    // The factory of a stuck runtime waits for it too: closed behind, not waited for.
+    if (stuck) void factory?.close().catch(() => undefined);
+    else stuck = await endsWithin(factory?.close(), stopGraceMs) === 'stuck';
+    if (stuck) {
+      const [first = '', ...rest] = (record.infraError ?? 'the run ended').split('\n');
+      record.infraError = [
+        `${first}; its runtime did not close within ${stopGraceMs} ms and was left behind`,
+        ...rest,
+      ].join('\n');
+    }
     if (model !== undefined) {
       record.modelCalls = model.calls;
       record.unusedRounds = model.unusedRounds();
@@ -527,14 +569,28 @@ function approvalHandler(
   };
 }
 
+/** The reporter fault's failure: what a reporter whose connection closed would throw. */
+export const reporterFaultMessage = 'claw-eval: the reporter failed (seeded fault)';
+
 function timelineReporter(
-  timeline: TimelineEvent[],
+  record: Pick<RunRecord, 'timeline' | 'compactions' | 'reported'>,
   now: () => number,
-  compactions: CompactionRecord[],
+  faults: HarnessFaults,
 ): Reporter {
+  const { timeline, compactions, reported } = record;
   const push = (event: Omit<TimelineEvent, 'at'>): void => {
     timeline.push({ at: now(), ...event });
   };
+  const counts = { onToolCall: 0, onToolResult: 0 };
+  // The seeded reporter fault: the nth call of one callback rejects (after it was recorded).
+  const failing = (callback: keyof typeof counts): Promise<void> => {
+    counts[callback] += 1;
+    const fault = faults.failReporter;
+    return fault?.callback === callback && fault.nth === counts[callback]
+      ? Promise.reject(new Error(reporterFaultMessage))
+      : Promise.resolve();
+  };
+  let misreported = faults.misreportResult !== true;
   return {
     onCompacted: (compaction) => {
       compactions.push({ at: now(), compaction: structuredClone(compaction) });
@@ -550,20 +606,32 @@ function timelineReporter(
     onThinking: ({ turn }) => push({ type: 'thinking', detail: `model call ${turn}` }),
     onThinkingDelta: (delta) => push({ type: 'thinking_delta', detail: delta }),
     onTextCompleted: (text) => push({ type: 'text', detail: text }),
-    onToolCall: (call) =>
-      push({ type: 'tool_call', detail: `${call.name} ${call.arguments}`, toolCallId: call.id }),
-    onToolResult: (result) =>
+    onToolCall: (call) => {
+      push({ type: 'tool_call', detail: `${call.name} ${call.arguments}`, toolCallId: call.id });
+      return failing('onToolCall');
+    },
+    onToolStarted: (call) => {
+      reported.started.push({ at: now(), toolCallId: call.id, name: call.name });
+    },
+    onToolResult: (result) => {
+      const isError = misreported ? result.isError : !result.isError;
+      misreported = true;
+      reported.results.push({ at: now(), ...result, isError });
       push({
         type: 'tool_result',
         detail: result.content,
         toolCallId: result.toolCallId,
         isError: result.isError,
-      }),
-    onUsage: (report) =>
+      });
+      return failing('onToolResult');
+    },
+    onUsage: (report) => {
+      reported.usage.push({ at: now(), ...structuredClone(report) });
       push({
         type: 'usage',
         detail: `+${report.call.promptTokens} prompt, +${report.call.completionTokens} completion tokens`,
-      }),
+      });
+    },
   };
 }
 
@@ -579,28 +647,44 @@ async function readAudit(workDir: string): Promise<AuditEntry[]> {
     .map((line) => JSON.parse(line) as AuditEntry);
 }
 
+/** The journal fault's failure: what a session on a full disk would throw. */
+export const journalFaultMessage = 'claw-eval: the tool journal write failed (seeded fault)';
+
 /**
- * Seeded fault: sessions that lose every synthetic "tool call canceled" Observation of the first
- * canceled call, as a cancel that drops one synthetic result would.
+ * Seeded session faults. `dropCanceledObservation`: sessions that lose every synthetic "tool call
+ * canceled" Observation of the first canceled call, as a cancel that drops one synthetic result
+ * would. `failJournal`: the nth record of a call starting rejects, as a full disk would.
  */
-class DroppingSessions implements SessionSource {
-  constructor(private readonly inner: SessionSource) {}
+class FaultySessions implements SessionSource {
+  constructor(
+    private readonly inner: SessionSource,
+    private readonly faults: HarnessFaults,
+  ) {}
 
   async open(id: string, options: { workDir: string }) {
     const lease = await this.inner.open(id, options);
+    const { faults } = this;
     let dropped: string | undefined;
+    let starts = 0;
     const session = lease.session;
     const append = async (...messages: Message[]): Promise<void> => {
       const kept = messages.filter((message) => {
+        if (faults.dropCanceledObservation !== true) return true;
         if (message.role !== 'tool' || message.content !== canceledObservationText) return true;
         dropped ??= message.toolCallId;
         return message.toolCallId !== dropped;
       });
       if (kept.length > 0) await session.append(...kept);
     };
+    const toolStarted = (...args: Parameters<NonNullable<typeof session.toolStarted>>) => {
+      starts += 1;
+      if (starts === faults.failJournal) return Promise.reject(new Error(journalFaultMessage));
+      return session.toolStarted?.(...args) ?? Promise.resolve();
+    };
     const proxied = new Proxy(session, {
       get(target, property) {
         if (property === 'append') return append;
+        if (property === 'toolStarted') return toolStarted;
         const value: unknown = Reflect.get(target, property, target);
         return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
       },

@@ -44,6 +44,9 @@ Options of a run:
                          defineCase export, and recorded sessions, *.recorded.json)
   --keep                 keep each run's temporary workspace (its path is in the report)
   --quiet                no progress lines, only the summary
+  --run-timeout-ms <n>   how long one run may take before claw-eval cancels it and fails the
+                         case (default 30000; 600000 for real); a run that does not stop
+                         within 5 s of that is an infrastructure error and the rest go on
 
 What a run does: each case gets a fresh temporary workspace and a folder beside it that nothing
 may change; the runtime is built by the same RuntimeFactory as claw's, with the case's script
@@ -76,7 +79,7 @@ as claw reads them. The scripted suite needs no key and no network.`;
 
 const commands: Record<string, string> = {
   run: `claw-eval [--out <dir>] [--repeat <n>] [--gate] [--baseline <file>] [--filter <pattern>]...
-          [--tag <tag>]... [--cases <dir>] [--keep] [--quiet]
+          [--tag <tag>]... [--cases <dir>] [--keep] [--quiet] [--run-timeout-ms <n>]
 
 Runs the scripted cases through the real engine and scores them; prints a table (case,
 verdict, model/tool calls, ttfb p50/p95, overhead p50/p95, tokens, change against the
@@ -115,6 +118,7 @@ and each case whose trajectory (the tools it called, in order) changed. --html a
 comparison as a self-contained HTML page. Both files must have the same schema version.
 Exit status 0 (2 when a file cannot be read).`,
   baseline: `claw-eval baseline update [--repeat <n>] [--baseline <file>] [--out <dir>] [--cases <dir>]
+          [--run-timeout-ms <n>]
 
 Runs every case (${defaultGateRepeat} times unless --repeat), each run after a run of the
 calibration, and rewrites the baseline (default eval/baselines/scripted.json) with each case's
@@ -125,6 +129,7 @@ every later run to these figures. Refuses when a case does not pass or its
 counts differ between runs. Review the diff of the file before committing it: the gate trusts
 it. The run's reports go to --out as usual.`,
   real: `claw-eval real --trials <k> [--filter <pattern>]... [--tag <tag>]... [--model <name>] [--out <dir>]
+          [--run-timeout-ms <n>]
 
 Runs the cases that can run against a real model (not the ones with scripted faults, cancel
 points, stored sessions or canaries) against the configured model, k times each. Trajectory

@@ -5,7 +5,9 @@ import type {
   CostTotals,
   Message,
   SessionEventOf,
+  ToolResultReport,
   Usage,
+  UsageReport,
 } from '@claw/core';
 import type { RunStatus } from '@claw/engine';
 import type { ModelCallRecord } from './model.js';
@@ -34,6 +36,29 @@ export interface TimelineEvent {
   detail: string;
   toolCallId?: string;
   isError?: boolean;
+}
+
+/**
+ * What the run's reporter was told beyond the timeline, whole: the reports scorer checks it
+ * against the session (the reporter is how an app shows a run; it must tell what was stored).
+ */
+export interface ReportedRecord {
+  /** `onToolStarted`: calls that started running. */
+  started: Array<{ at: number; toolCallId: string; name: string }>;
+  /** `onToolResult`, as reported. */
+  results: Array<ToolResultReport & { at: number }>;
+  /** `onUsage`, after each model call that reported usage. */
+  usage: Array<UsageReport & { at: number }>;
+}
+
+/** The run's budget limits (unset or 0: unlimited), as its settings had them. */
+export interface RunLimits {
+  maxSessionTokens?: number;
+  maxRunTokens?: number;
+  maxSessionCostUsd?: number;
+  maxRunCostUsd?: number;
+  toolTimeBudgetMs?: number;
+  maxSubagents?: number;
 }
 
 /** A compaction as the run's reporter was told of it (`onCompacted`, CMP-5). */
@@ -88,6 +113,9 @@ export interface RunRecord {
   compactionAfter?: Compaction;
   spans: SpanRecord[];
   timeline: TimelineEvent[];
+  reported: ReportedRecord;
+  /** The budget limits the run had. */
+  limits: RunLimits;
   /** The run did not end in time: the harness canceled it. */
   timedOut?: boolean;
   /** When the harness canceled the task (ms on the run's clock). */

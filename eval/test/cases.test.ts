@@ -21,7 +21,7 @@ describe('the scripted suite on the real engine', () => {
     }
     expect(cases.filter((evalCase) => evalCase.canary === undefined).length).toBeGreaterThanOrEqual(15);
     const canaries = new Set(cases.map((evalCase) => evalCase.canary).filter((name) => name !== undefined));
-    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'compaction', 'pairing', 'requests', 'script', 'state', 'trace', 'trajectory']);
+    expect([...canaries].sort()).toEqual(['boundary', 'budget', 'compaction', 'pairing', 'reports', 'requests', 'script', 'state', 'trace', 'trajectory']);
   });
 
   it.each(cases.map((evalCase) => [evalCase.id, evalCase] as const))('%s passes', async (_id, evalCase) => {

@@ -87,6 +87,8 @@ describe('claw-eval, built, end to end', () => {
       [['real'], /real needs --trials <k>/],
       [['real', '--trials', '2'], /no model is configured: set OPENAI_API_KEY/],
       [['--repeat', '0'], /--repeat must be a whole number from 1 to 1000, not "0"/],
+      [['--run-timeout-ms', '5s'], /--run-timeout-ms must be a whole number of milliseconds from 100 to 86400000, not "5s"/],
+      [['list', '--run-timeout-ms', '500'], /--run-timeout-ms is not an option of `claw-eval list`/],
       [['--filter', 'no-such-case'], /no case matches --filter no-such-case; the cases are: .*task-completed/],
       [['record', 'no-such-case'], /no case "no-such-case"; the cases are:/],
       [['baseline', 'remove'], /unknown baseline command "remove"/],

@@ -7,6 +7,7 @@ import { conversations, pairingProblems, reportedThinking, runEvidence, spanTree
 import { scoreBoundary } from '../src/scorers/boundary.js';
 import { scoreBudget } from '../src/scorers/budget.js';
 import { orderIn, scoreRequests } from '../src/scorers/requests.js';
+import { scoreReports } from '../src/scorers/reports.js';
 import { scoreState } from '../src/scorers/state.js';
 import { containsAll, isSubsequence, scoreTrajectory } from '../src/scorers/trajectory.js';
 import type { SpanRecord } from '../src/tracing.js';
@@ -395,5 +396,98 @@ describe('cost (budget scorer)', () => {
     expect(costOf({ usd: 0.000452, unpricedCalls: 1 })?.reason).toBe('1 of 2 model call(s) answered by gpt-4.1-mini had no price, so the run\'s cost ($0.000452000) is not known');
     expect(costOf({ usd: 0.000452, unpricedCalls: 0 }, ['gpt-4.1-mini', 'gpt-4o'])?.reason).toBe('2 model call(s) answered by gpt-4.1-mini, gpt-4o, expected all by gpt-4.1-mini');
     expect(costOf(undefined)?.reason).toBe('the run did not end: it has no cost');
+  });
+});
+
+describe('scoreReports', () => {
+  const usage = (prompt: number, completion: number) => ({
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: prompt + completion,
+  });
+  /** A run with two calls (a read that worked, one that failed), reported as the engine would. */
+  function reportedRun(): RunRecord {
+    return fakeRun({
+      status: 'completed',
+      history: [user, assistant(call('a'), call('b')), tool('a', 'text'), tool('b', 'no such file', true), { role: 'assistant', content: 'done' }],
+      timeline: [
+        { at: 1, type: 'tool_call', detail: 'read_file {}', toolCallId: 'a' },
+        { at: 2, type: 'tool_call', detail: 'read_file {}', toolCallId: 'b' },
+      ],
+      reported: {
+        started: [{ at: 3, toolCallId: 'a', name: 'read_file' }, { at: 3, toolCallId: 'b', name: 'read_file' }],
+        results: [
+          { at: 4, toolCallId: 'a', toolName: 'read_file', content: 'text', isError: false },
+          { at: 5, toolCallId: 'b', toolName: 'read_file', content: 'no such file', isError: true },
+        ],
+        usage: [
+          {
+            at: 2, call: usage(100, 20), callCostUsd: 0.5, run: usage(100, 20), runCost: { usd: 0.5, unpricedCalls: 0 },
+            session: usage(150, 20), sessionCost: { usd: 0.5, unpricedCalls: 0 },
+            budgetsLeft: { runTokens: 880, sessionTokens: 830 },
+          },
+          {
+            at: 6, call: usage(200, 5), callCostUsd: undefined,
+            run: usage(300, 25), runCost: { usd: 0.5, unpricedCalls: 1 },
+            session: usage(350, 25), sessionCost: { usd: 0.5, unpricedCalls: 1 },
+            budgetsLeft: { runTokens: 675, sessionTokens: 625 },
+          },
+        ],
+      },
+      limits: { maxRunTokens: 1000, maxSessionTokens: 1000 },
+    });
+  }
+  const failures = (run: RunRecord, changes: Partial<EvalCaseInput> = {}) =>
+    scoreReports({ evalCase: testCase(changes), run, relaxed: false })
+      .filter((score) => !score.pass)
+      .map((score) => `${score.assertion}: ${score.reason}`);
+
+  it('passes a run whose reports agree with its session, and counts what the case expects', () => {
+    expect(failures(reportedRun())).toEqual([]);
+    expect(failures(reportedRun(), { expect: { reports: { results: 2, started: 1 } } })).toEqual([
+      'starts reported: 2 starts reported, 1 expected',
+    ]);
+  });
+
+  it('finds a result reported unlike the stored Observation, or missing, or twice', () => {
+    const flipped = reportedRun();
+    (flipped.reported.results[1] as { isError: boolean }).isError = false;
+    expect(failures(flipped)).toEqual([
+      'reported results as stored: b: reported as a success, stored as an error',
+    ]);
+    const renamed = reportedRun();
+    (renamed.reported.results[0] as { toolName: string }).toolName = '';
+    expect(failures(renamed)[0]).toMatch(/reported as a result of "", the call is to "read_file"/);
+    const missing = reportedRun();
+    missing.reported.results.pop();
+    expect(failures(missing)).toEqual([
+      'every reported call answered: b (read_file) got 0 result reports, not exactly one',
+    ]);
+    // A wave stopped by a failed reporter answers its calls without reporting them.
+    expect(failures({ ...missing, status: 'failed', errorCode: 'reporter_failed' })).toEqual([]);
+    const twice = reportedRun();
+    twice.reported.started.push({ at: 4, toolCallId: 'a', name: 'read_file' });
+    expect(failures(twice)).toEqual(['tool starts reported: a was reported started 2 times']);
+  });
+
+  it('holds the usage reports to their sums and budgetsLeft to the limits', () => {
+    const offSum = reportedRun();
+    (offSum.reported.usage[1] as { run: object }).run = usage(200, 5);
+    expect(failures(offSum)[0]).toMatch(/^usage reports add up: usage report 2: the run's total is 205, its calls' sum 325/);
+    const unlimited = reportedRun();
+    unlimited.limits = { maxRunTokens: 1000 };
+    expect(failures(unlimited)).toEqual([
+      'budgets left as used: usage report 1: sessionTokens is unlimited, yet budgetsLeft has it (830); usage report 2: sessionTokens is unlimited, yet budgetsLeft has it (625)',
+    ]);
+    const wrong = reportedRun();
+    (wrong.reported.usage[0] as { budgetsLeft: object }).budgetsLeft = { runTokens: 1000, sessionTokens: 830 };
+    expect(failures(wrong)).toEqual([
+      'budgets left as used: usage report 1: budgetsLeft.runTokens is 1000, the limit 1000 less 120 used is 880',
+    ]);
+    const missing = reportedRun();
+    (missing.reported.usage[1] as { budgetsLeft: object }).budgetsLeft = { runTokens: 675 };
+    expect(failures(missing)).toEqual([
+      'budgets left as used: usage report 2: budgetsLeft.sessionTokens is undefined, not between 0 and its limit 1000',
+    ]);
   });
 });

@@ -103,7 +103,9 @@ async function runEval(fault?: string): Promise<EvalOutcome> {
   const out = await tempFolder('claw-eval-faults-out-');
   const env = { ...process.env, [switchName]: fault ?? '' };
   const { exitCode, output } = await new Promise<{ exitCode: number; output: string }>((resolve) => {
-    execFile(process.execPath, [path.join(built, 'main.js'), '--quiet', '--out', out], { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    // A fault that hangs a run (a wave waiting on no call) fails its case after 10 s, not 30.
+    const args = [path.join(built, 'main.js'), '--quiet', '--out', out, '--run-timeout-ms', '10000'];
+    execFile(process.execPath, args, { env, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ exitCode: code, output: `${stdout}${stderr}` });
     });

@@ -3,6 +3,7 @@ import { scoreBoundary } from './boundary.js';
 import { scoreBudget } from './budget.js';
 import { scoreCompaction } from './compaction.js';
 import { scorePairing } from './pairing.js';
+import { scoreReports } from './reports.js';
 import { scoreRequests } from './requests.js';
 import { scoreScript } from './script.js';
 import { scoreState } from './state.js';
@@ -21,6 +22,7 @@ export const defaultScorers: Readonly<Record<ScorerName, Scorer>> = {
   trace: scoreTrace,
   requests: scoreRequests,
   compaction: scoreCompaction,
+  reports: scoreReports,
 };
 
 export { result, type ScoreContext, type ScoreResult, type Scorer } from './types.js';
