@@ -173,9 +173,9 @@ export interface HarnessFaults {
    */
   failReporter?: { callback: 'onToolCall' | 'onToolResult'; nth: number };
   /**
-   * The session's tool journal fails: its `nth` (1-based) record of a call starting (the intent,
-   * SES-8) rejects, as a full disk would. The call must not run and the run must stop with
-   * `tool_journal_failed` (ENG-7).
+   * The session's tool journal fails: from its `nth` (1-based) record of a call starting (the
+   * intent, SES-8) on, every one rejects, as a disk that filled up would. Those calls must not
+   * run, and the run must stop with `tool_journal_failed` for the first of them (ENG-7).
    */
   failJournal?: number;
   /**

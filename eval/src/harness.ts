@@ -653,7 +653,8 @@ export const journalFaultMessage = 'claw-eval: the tool journal write failed (se
 /**
  * Seeded session faults. `dropCanceledObservation`: sessions that lose every synthetic "tool call
  * canceled" Observation of the first canceled call, as a cancel that drops one synthetic result
- * would. `failJournal`: the nth record of a call starting rejects, as a full disk would.
+ * would. `failJournal`: from the nth record of a call starting on, each rejects, as a disk that
+ * filled up would.
  */
 class FaultySessions implements SessionSource {
   constructor(
@@ -678,7 +679,9 @@ class FaultySessions implements SessionSource {
     };
     const toolStarted = (...args: Parameters<NonNullable<typeof session.toolStarted>>) => {
       starts += 1;
-      if (starts === faults.failJournal) return Promise.reject(new Error(journalFaultMessage));
+      if (faults.failJournal !== undefined && starts >= faults.failJournal) {
+        return Promise.reject(new Error(journalFaultMessage));
+      }
       return session.toolStarted?.(...args) ?? Promise.resolve();
     };
     const proxied = new Proxy(session, {
