@@ -583,14 +583,15 @@ function timelineReporter(
   };
   const counts = { onToolCall: 0, onToolResult: 0 };
   // The seeded reporter fault: the nth call of one callback rejects (after it was recorded).
-  const failing = (callback: keyof typeof counts): Promise<void> => {
+  // Otherwise the callbacks return nothing, as a reporter that is done when it returns does.
+  const failing = (callback: keyof typeof counts): Promise<void> | undefined => {
     counts[callback] += 1;
     const fault = faults.failReporter;
     return fault?.callback === callback && fault.nth === counts[callback]
       ? Promise.reject(new Error(reporterFaultMessage))
-      : Promise.resolve();
+      : undefined;
   };
-  let misreported = faults.misreportResult !== true;
+  let misreportNext = faults.misreportResult === true;
   return {
     onCompacted: (compaction) => {
       compactions.push({ at: now(), compaction: structuredClone(compaction) });
@@ -614,8 +615,8 @@ function timelineReporter(
       reported.started.push({ at: now(), toolCallId: call.id, name: call.name });
     },
     onToolResult: (result) => {
-      const isError = misreported ? result.isError : !result.isError;
-      misreported = true;
+      const isError = misreportNext ? !result.isError : result.isError;
+      misreportNext = false;
       reported.results.push({ at: now(), ...result, isError });
       push({
         type: 'tool_result',
