@@ -5,7 +5,7 @@ import { startCluster, type TestCluster } from '@claw/session-store-pg/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { cleanUp as cleanUpClients } from './helpers.js';
-import { killServers, processesWith, type ServerProcess } from './process.js';
+import { killServers, processesRunning, processesWith, type ServerProcess } from './process.js';
 
 // What the tests of claw-server on PostgreSQL share: a throwaway cluster per file, folders,
 // database clients and tool processes made by a test and removed after it.
@@ -62,10 +62,15 @@ export function pgServerTests(prefix: string) {
   };
   return {
     toolPids,
-    /** Waits until the tool's `sleep <tag>` runs; its pids (killed after the test if still there). */
+    /**
+     * Waits until the tool's `sleep <tag>` runs; its pids (killed after the test if still there).
+     * The `sleep` itself, not the sandbox or shell whose command line holds it: those start
+     * before the command's first part (`echo ran >> ran.txt`) has run, and on a busy machine a
+     * kill then could come before the marker was written.
+     */
     sleepStarted: async (tag: string): Promise<number[]> => {
       const found = await until(async () => {
-        const pids = await processesWith(`sleep ${tag}`);
+        const pids = await processesRunning(['sleep', tag]);
         return pids.length > 0 ? pids : undefined;
       }, 'the tool\'s sleep to start');
       toolPids.push(...found);

@@ -109,6 +109,20 @@ export class ServerProcess {
   }
 }
 
+/**
+ * The live processes whose command line is exactly `argv` (say `['sleep', '31.5']`): the program
+ * itself, not a shell or sandbox whose command line merely mentions it.
+ */
+export async function processesRunning(argv: readonly string[]): Promise<number[]> {
+  const wanted = `${argv.join('\0')}\0`;
+  const found: number[] = [];
+  for (const pid of await processesWith(argv.join(' '))) {
+    const cmdline = await readFile(path.join('/proc', String(pid), 'cmdline'), 'utf8').catch(() => '');
+    if (cmdline === wanted) found.push(pid);
+  }
+  return found;
+}
+
 /** Processes (other than zombies) whose command line contains `marker`. */
 export async function processesWith(marker: string): Promise<number[]> {
   const { readdir } = await import('node:fs/promises');
