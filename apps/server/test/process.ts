@@ -77,7 +77,11 @@ export class ServerProcess {
     return { status, stdout: server.stdout, stderr: server.stderr };
   }
 
-  /** Waits for the port file it writes once listening; fails (with its output) if it exits. */
+  /**
+   * Waits for the port file it writes once listening, and for its start-up lines (the console URL
+   * with the token, which `token()` reads) to reach this process: the pipe may bring them after
+   * the file is there, later still on a busy machine. Fails (with its output) if it exits.
+   */
   async ports(portFile: string, ms = 15_000): Promise<{ tcp: number; http: number; pid: number }> {
     const deadline = Date.now() + ms;
     let exited = false;
@@ -86,7 +90,9 @@ export class ServerProcess {
     });
     while (Date.now() < deadline && !exited) {
       const text = await readFile(portFile, 'utf8').catch(() => undefined);
-      if (text !== undefined) return JSON.parse(text) as { tcp: number; http: number; pid: number };
+      if (text !== undefined && /^token: /m.test(this.stdout)) {
+        return JSON.parse(text) as { tcp: number; http: number; pid: number };
+      }
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     throw new Error(`claw-server did not listen (exited: ${exited}); stderr:\n${this.stderr}\nstdout:\n${this.stdout}`);
