@@ -28,10 +28,11 @@ export const scoreReports: Scorer = (context) => {
   const { run } = context;
   if (run.infraError !== undefined || run.status === 'not_run') return [];
   const expected = context.evalCase.expect.reports ?? {};
+  const stored = callsAndObservations(run);
   return [
-    resultsAsStored(run),
-    everyCallAnswered(run),
-    startsReported(run, context.evalCase.tools?.map((tool) => tool.name) ?? []),
+    resultsAsStored(run, stored),
+    everyCallAnswered(run, stored),
+    startsReported(run, stored, context.evalCase.tools?.map((tool) => tool.name) ?? []),
     usageAddsUp(run),
     budgetsLeftAsUsed(run),
     ...counted('results reported', expected.results, run.reported.results.length),
@@ -53,10 +54,12 @@ function invariant(assertion: string, problems: string[], ok: string): ScoreResu
 }
 
 /** The calls of this run (not the seeded history's), by id, and every Observation, by id. */
-function callsAndObservations(run: RunRecord): {
+interface Stored {
   calls: Map<string, ToolCall>;
   observations: Map<string, ToolMessage>;
-} {
+}
+
+function callsAndObservations(run: RunRecord): Stored {
   const calls = new Map<string, ToolCall>();
   for (const message of run.history.slice(run.seededMessages)) {
     if (message.role === 'assistant') for (const call of message.toolCalls ?? []) calls.set(call.id, call);
@@ -68,8 +71,7 @@ function callsAndObservations(run: RunRecord): {
   return { calls, observations };
 }
 
-function resultsAsStored(run: RunRecord): ScoreResult {
-  const { calls, observations } = callsAndObservations(run);
+function resultsAsStored(run: RunRecord, { calls, observations }: Stored): ScoreResult {
   const problems: string[] = [];
   for (const report of run.reported.results) {
     const id = report.toolCallId;
@@ -93,8 +95,7 @@ function resultsAsStored(run: RunRecord): ScoreResult {
     `${run.reported.results.length} reported result(s), each the stored Observation of its call`);
 }
 
-function everyCallAnswered(run: RunRecord): ScoreResult {
-  const { calls, observations } = callsAndObservations(run);
+function everyCallAnswered(run: RunRecord, { calls, observations }: Stored): ScoreResult {
   const reportedCalls = run.timeline.filter((event) => event.type === 'tool_call');
   const resultCount = new Map<string, number>();
   for (const report of run.reported.results) {
@@ -126,8 +127,11 @@ function everyCallAnswered(run: RunRecord): ScoreResult {
     (stoppedWave ? ' or stopped with its wave' : ''));
 }
 
-function startsReported(run: RunRecord, scriptedNames: readonly string[]): ScoreResult {
-  const { calls } = callsAndObservations(run);
+function startsReported(
+  run: RunRecord,
+  { calls }: Stored,
+  scriptedNames: readonly string[],
+): ScoreResult {
   const calledAt = new Map<string, number>();
   for (const event of run.timeline) {
     if (event.type === 'tool_call' && event.toolCallId !== undefined) calledAt.set(event.toolCallId, event.at);
