@@ -384,7 +384,10 @@ describe.skipIf(!available)('bubblewrap isolation', () => {
     it('die when the group is killed while the command still runs (timeout, abort)', async () => {
       const { workspace } = await makeWorkspace(makeTempDir);
       const seconds = uniqueSleepSeconds();
-      const result = await runCommand(spawner, `sleep ${seconds} & sleep 30`, workspace, {
+      // Its own length for the foreground sleep too: other test files run `sleep 30` at the same
+      // time, and a machine-wide look for `sleep 30` found theirs on a busy machine.
+      const foreground = uniqueSleepSeconds();
+      const result = await runCommand(spawner, `sleep ${seconds} & sleep ${foreground}`, workspace, {
         onStart: (child) => {
           void waitFor(() => findHostProcesses(['sleep', seconds]), (pids) => pids.length > 0)
             .then(() => killGroup(child));
@@ -395,7 +398,11 @@ describe.skipIf(!available)('bubblewrap isolation', () => {
       expect(result.timedOut).toBe(false);
       const left = await waitFor(() => findHostProcesses(['sleep', seconds]), (pids) => pids.length === 0);
       expect(left).toEqual([]);
-      expect(findHostProcesses(['sleep', '30'])).toEqual([]);
+      const foregroundLeft = await waitFor(
+        () => findHostProcesses(['sleep', foreground]),
+        (pids) => pids.length === 0,
+      );
+      expect(foregroundLeft).toEqual([]);
     });
   });
 
