@@ -69,4 +69,29 @@ describe('bundles without keepNames keep the names code reads (PERF-1)', () => {
       'SessionLogError (now SessionLogError3)',
     ]);
   });
+
+  it('finds them in minified output too, where declarations share a line and a var', () => {
+    const code =
+      'var ClawError=class extends Error{},n=1,ClawError2=class extends Error{};' +
+      'class OpenAI{}var OpenAI2=class{};var Files=class{},Files2=class{};' +
+      'var SessionLogError3=class extends ClawError2{};function SessionLogError(){}' +
+      'var Retry2=class extends Error{};let o={Retry:1};f(n,Retry2);' +
+      // pg-protocol's DatabaseError sets its own name: its rename is let through.
+      'var DatabaseError=p.DatabaseError;var DatabaseError2=class extends Error{};';
+    expect(renamedNamedClasses(code)).toEqual([
+      'ClawError (now ClawError2)',
+      'OpenAI (now OpenAI2)',
+      'SessionLogError (now SessionLogError3)',
+    ]);
+  });
+
+  it('builds minified bundles: no indentation, and a class keeps its name', async () => {
+    const { code } = await bundle({
+      'entry.ts': 'export class ReadError extends Error {}\n' +
+        'function show(value: number) {\n  return value + 1;\n}\n' +
+        'console.log(new ReadError().constructor.name, show(1));\n',
+    });
+    expect(code).not.toMatch(/\n {2}/);
+    expect(code).toMatch(/ReadError/);
+  });
 });
