@@ -89,30 +89,19 @@ const stopGraceMs = 5_000;
  * @throws EvalError `harness_failed` when the task does not stop even then.
  */
 async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<'limit'>((resolve) => {
-    timer = setTimeout(() => resolve('limit'), limitMs);
-  });
-  try {
-    const first = await Promise.race([task.wait(), limit]);
-    if (first !== 'limit') return first;
-    onLimit();
-    task.cancel(new ClawError(`claw-eval canceled the run after ${limitMs} ms`, { code: 'eval_timeout' }));
-    const grace = new Promise<'stuck'>((resolve) => {
-      timer = setTimeout(() => resolve('stuck'), stopGraceMs);
-    });
-    const stopped = await Promise.race([task.wait(), grace]);
-    if (stopped === 'stuck') {
-      throw new EvalError(
-        `the run did not end within ${limitMs} ms and did not stop within ${stopGraceMs} ms of ` +
-        'being canceled; its workspace and processes may be left behind',
-        { code: 'harness_failed' },
-      );
-    }
-    return stopped;
-  } finally {
-    clearTimeout(timer);
+  const first = await settledWithin(task.wait(), limitMs);
+  if (first !== 'late') return first;
+  onLimit();
+  task.cancel(new ClawError(`claw-eval canceled the run after ${limitMs} ms`, { code: 'eval_timeout' }));
+  const stopped = await settledWithin(task.wait(), stopGraceMs);
+  if (stopped === 'late') {
+    throw new EvalError(
+      `the run did not end within ${limitMs} ms and did not stop within ${stopGraceMs} ms of ` +
+      'being canceled; its workspace and processes may be left behind',
+      { code: 'harness_failed' },
+    );
   }
+  return stopped;
 }
 
 /**
@@ -121,12 +110,18 @@ async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
  */
 async function endsWithin(work: Promise<unknown> | undefined, limitMs: number): Promise<'ended' | 'stuck'> {
   if (work === undefined) return 'ended';
+  const end = await settledWithin(work.then(() => 'ended' as const, () => 'ended' as const), limitMs);
+  return end === 'late' ? 'stuck' : 'ended';
+}
+
+/** What `work` gives (or its failure), or 'late' when `limitMs` passes first. */
+async function settledWithin<T>(work: Promise<T>, limitMs: number): Promise<T | 'late'> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'stuck'>((resolve) => {
-    timer = setTimeout(() => resolve('stuck'), limitMs);
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), limitMs);
   });
   try {
-    return await Promise.race([work.then(() => 'ended' as const, () => 'ended' as const), late]);
+    return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
   }
