@@ -4,8 +4,6 @@
 // cancelled or the time for an answer is up. The MCP server is a real SDK server on stdio (the
 // editor's own, for the session) that asks during its `ask` tool and answers with what it got.
 import { realpath } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type { CreateElicitationResponse, McpServer, Stream } from '@agentclientprotocol/sdk';
 import { ndJsonStream } from '@agentclientprotocol/sdk';
 import { FakeOpenAIServer } from '@claw/testing/node';
@@ -14,6 +12,7 @@ import { ClawAcpAgent } from '../src/acp/agent.js';
 import { acpAgentApp } from '../src/acp/run.js';
 import { EditorClient, TestEditor, type EditorForms } from './acp-helpers.js';
 import { cleanUp, eventually, messagesOf, modelEnv, tempDir } from './helpers.js';
+import { elicitServerLaunch } from '../../../packages/runtime/test/fixtures/elicit-server-launch.mjs';
 
 let model: FakeOpenAIServer | undefined;
 const editors: TestEditor[] = [];
@@ -27,17 +26,10 @@ afterEach(async () => {
   await cleanUp();
 });
 
-const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
 /** The editor's MCP server for the session: its tool `ask` asks for input. */
 const askServer: McpServer = {
   name: 'sdk',
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   env: [],
 };
 

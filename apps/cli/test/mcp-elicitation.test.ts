@@ -3,12 +3,11 @@
 // request and how it ended as events. The server is a real SDK server on stdio that asks during
 // its `ask` tool and answers with what it got.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClawProcess, cleanUp, messagesOf, modelEnv, parseEvents, tempDir } from './helpers.js';
+import { elicitServerLaunch } from '../../../packages/runtime/test/fixtures/elicit-server-launch.mjs';
 
 let server: FakeOpenAIServer | undefined;
 
@@ -18,15 +17,8 @@ afterEach(async () => {
   await cleanUp();
 });
 
-const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
 const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   // Its tool asks nothing of the approval gate: the request for input is what is tested.
   risk: 'safe',
 };

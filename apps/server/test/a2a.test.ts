@@ -3,9 +3,7 @@
 // envelope.
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Message, StreamResponse, Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import type { ToolMessage } from '@claw/core';
@@ -25,6 +23,7 @@ import {
   WsClient,
   type TestServer,
 } from './helpers.js';
+import { elicitServerLaunch } from '../../../packages/runtime/test/fixtures/elicit-server-launch.mjs';
 
 afterEach(cleanUp);
 
@@ -358,15 +357,8 @@ describe('claw → claw', () => {
 
 describe('a request for input of an MCP server in an inbound A2A task (MCP-7)', () => {
   it('is declined at once when no console is attached, as an approval is denied', async () => {
-    const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
     const askServer = {
-      command: process.execPath,
-      args: [
-        fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-        sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-        sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-        sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-      ],
+      ...elicitServerLaunch(),
       risk: 'safe',
     };
     const form = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };

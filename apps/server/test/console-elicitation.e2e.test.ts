@@ -4,25 +4,17 @@
 // gives way to how the request ended. The server's tool answers with what it got back, which the
 // fake model is sent: that is what the tests check.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FakeOpenAIServer, type FakeTurn } from '@claw/testing/node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchBrowser, screenshotPath } from './browser.js';
 import { ServerProcess, killServers, serverEnv } from './process.js';
+import { elicitServerLaunch } from '../../../packages/runtime/test/fixtures/elicit-server-launch.mjs';
 
-const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
 const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   // The approval gate is not what is tested here.
   risk: 'safe',
 };

@@ -3,12 +3,12 @@
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { FakeOpenAIServer } from '@claw/testing/node';
 import { afterEach, expect, it } from 'vitest';
 import { WsClient, cleanUp as cleanUpClients } from './helpers.js';
 import { ServerProcess, killServers, serverEnv } from './process.js';
+import { elicitServerLaunch } from '../../../packages/runtime/test/fixtures/elicit-server-launch.mjs';
 
 const testServer = fileURLToPath(new URL('../../../packages/mcp/test/fixtures/test-server.mjs', import.meta.url));
 const folders: string[] = [];
@@ -79,15 +79,8 @@ it('opening a session starts the workspace\'s MCP servers, warns about a broken 
 
 // An MCP server (the SDK's, on stdio) whose `ask` tool asks the user for input and answers with
 // what it got back.
-const sdk = createRequire(new URL('../../../packages/mcp/package.json', import.meta.url));
 const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('../../../packages/runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   risk: 'safe',
 };
 

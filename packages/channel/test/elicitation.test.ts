@@ -3,12 +3,11 @@
 // connection routes a good one through its ChannelSession to the request for input waiting in
 // the session. The server that asks is a real MCP SDK server on stdio (the runtime's fixture).
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseClientMessage } from '../src/index.js';
 import { TestClient, cleanUp, factoryWith, settings, workspace } from './helpers.js';
+import { elicitServerLaunch } from '../../runtime/test/fixtures/elicit-server-launch.mjs';
 
 afterEach(cleanUp);
 
@@ -62,17 +61,10 @@ describe('the elicitation_response message (CH-1, MCP-7)', () => {
   });
 });
 
-// The MCP SDK as @claw/mcp has it; the server asks during its `ask` tool and answers with what it
+// An MCP server (the SDK's, on stdio) that asks during its `ask` tool and answers with what it
 // got back.
-const sdk = createRequire(new URL('../../mcp/package.json', import.meta.url));
 const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('../../runtime/test/fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   // The approval gate is not what is tested: the call goes straight to the server.
   risk: 'safe',
 };

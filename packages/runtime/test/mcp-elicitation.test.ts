@@ -4,26 +4,16 @@
 // `elicitation_request` / `elicitation_resolved` events; nobody to ask, or no answer in time,
 // is a `decline`.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ApprovalHandler, ElicitationPrompt } from '@claw/approval';
 import type { Message, SessionEvent, SessionEventOf } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../src/index.js';
 import { cleanUp, scriptedFactory, settings, tempWorkspace, until } from './helpers.js';
+import { elicitServerLaunch } from './fixtures/elicit-server-launch.mjs';
 
-// The MCP SDK as @claw/mcp has it (the fixture server is given where its modules are).
-const sdk = createRequire(new URL('../../mcp/package.json', import.meta.url));
-const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
-};
+// An MCP server (the SDK's, on stdio) whose `ask` tool asks for input and answers with what it got.
+const askServer = elicitServerLaunch();
 
 afterEach(cleanUp);
 

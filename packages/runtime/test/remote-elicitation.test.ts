@@ -4,9 +4,7 @@
 // wins, one that does not fit the form is refused and may be given again). Two instances on one
 // MemoryRelay; the server is a real SDK server on stdio.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Message, SessionEvent, SessionEventOf } from '@claw/core';
 import { MemoryRelay } from '@claw/session-store';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,16 +19,10 @@ import {
   tempWorkspace,
   until,
 } from './helpers.js';
+import { elicitServerLaunch } from './fixtures/elicit-server-launch.mjs';
 
-const sdk = createRequire(new URL('../../mcp/package.json', import.meta.url));
 const askServer = {
-  command: process.execPath,
-  args: [
-    fileURLToPath(new URL('fixtures/elicit-server.mjs', import.meta.url)),
-    sdk.resolve('@modelcontextprotocol/sdk/server/index.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/server/stdio.js'),
-    sdk.resolve('@modelcontextprotocol/sdk/types.js'),
-  ],
+  ...elicitServerLaunch(),
   risk: 'safe',
 };
 
