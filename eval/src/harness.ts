@@ -6,6 +6,7 @@ import {
   abortReason,
   emptyUsage,
   errorMessage,
+  settlesWithin,
   type ApprovalDecision,
   type Compaction,
   type Message,
@@ -89,42 +90,24 @@ const stopGraceMs = 5_000;
  * @throws EvalError `harness_failed` when the task does not stop even then.
  */
 async function waitWithLimit(task: Task, limitMs: number, onLimit: () => void) {
-  const first = await settledWithin(task.wait(), limitMs);
-  if (first !== 'late') return first;
+  const done = task.wait();
+  if (await settlesWithin(done, limitMs)) return done;
   onLimit();
   task.cancel(new ClawError(`claw-eval canceled the run after ${limitMs} ms`, { code: 'eval_timeout' }));
-  const stopped = await settledWithin(task.wait(), stopGraceMs);
-  if (stopped === 'late') {
+  if (!(await settlesWithin(done, stopGraceMs))) {
     throw new EvalError(
       `the run did not end within ${limitMs} ms and did not stop within ${stopGraceMs} ms of ` +
       'being canceled; its workspace and processes may be left behind',
       { code: 'harness_failed' },
     );
   }
-  return stopped;
+  return done;
 }
 
-/**
- * Waits for `work` to settle (its failure ignored), at most `limitMs`: 'stuck' when it did not.
- * The timer keeps the process alive meanwhile, so a promise that never settles cannot end it.
- */
+/** Whether `work` (when there is any) settled within `limitMs`: 'stuck' when it did not. */
 async function endsWithin(work: Promise<unknown> | undefined, limitMs: number): Promise<'ended' | 'stuck'> {
   if (work === undefined) return 'ended';
-  const end = await settledWithin(work.then(() => 'ended' as const, () => 'ended' as const), limitMs);
-  return end === 'late' ? 'stuck' : 'ended';
-}
-
-/** What `work` gives (or its failure), or 'late' when `limitMs` passes first. */
-async function settledWithin<T>(work: Promise<T>, limitMs: number): Promise<T | 'late'> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), limitMs);
-  });
-  try {
-    return await Promise.race([work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await settlesWithin(work, limitMs)) ? 'ended' : 'stuck';
 }
 
 /** The record of a run that has not started yet (`not_run`, nothing observed): what runs fill. */

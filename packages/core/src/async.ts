@@ -27,6 +27,24 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
+ * True when `promise` settled (resolved or rejected) within `ms`, false when it had not by then.
+ * The promise goes on either way: whoever calls this decides what to do about a late one. The
+ * timer keeps the process alive meanwhile (a promise that never settles cannot end it) and is
+ * cleared as soon as the answer is known.
+ */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * A child signal that aborts (with the same reason) as soon as any of `parents` does, for handing
  * to code that adds abort listeners and never removes them (HTTP clients do), or for one operation
  * that several signals may stop (the run's signal and a budget's). Call `dispose` when the

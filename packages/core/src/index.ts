@@ -18,6 +18,7 @@ export {
   closeIterator,
   linkAbortSignal,
   raceAbort,
+  settlesWithin,
   sleep,
   type Eventual,
   type SetTimer,

@@ -206,22 +206,6 @@ export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
 }
 
 /**
- * True when `promise` settled within `ms`, false when it had not by then (it goes on; whoever
- * calls this decides what to do about it).
- */
-export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([promise.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
  * What went wrong, in words, when `error` says PostgreSQL could not be reached or did not answer
  * in time; undefined for any other error (a constraint, a bad statement).
  */

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
+import { settlesWithin } from '@claw/core';
 import pg from 'pg';
-import { settlesWithin } from './connection.js';
 
 /** Options of {@link PgListener}. */
 export interface PgListenerOptions {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { errorMessage, type TaskToolProgress } from '@claw/core';
+import { errorMessage, settlesWithin, type TaskToolProgress } from '@claw/core';
 import {
   SessionLockedError,
   SessionLogError,
@@ -33,7 +33,6 @@ import {
   connectionSettingsOf,
   connectionSettingsOfPool,
   poolConfigOf,
-  settlesWithin,
   storeUnavailable,
   unavailableReason,
   type PgConnectionOptions,

@@ -1,13 +1,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode } from '@claw/core';
+import { errnoCode, settlesWithin } from '@claw/core';
 import {
   SessionStore,
   type SessionLease,
   type SessionListOptions,
   type SessionSummary,
 } from '@claw/session-store';
-import { settlesWithin } from './connection.js';
 import { PgAuditLog } from './pg-audit-log.js';
 import { PgGrantStore } from './pg-grant-store.js';
 import type { PgSessionLog } from './pg-session-log.js';
