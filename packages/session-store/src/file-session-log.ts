@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import nodePath from 'node:path';
 import { errnoCode, errorMessage, prepareStateFolder, writeFileAtomically } from '@claw/core';
@@ -61,6 +62,18 @@ interface FileState {
   logBytes: number;
   /** Kept open between appends; closed by compaction, removal and release. */
   handle: SessionFileHandle | undefined;
+  /** While `compactBeside` writes its snapshot: what is appended meanwhile, to go after it. */
+  carried?: Carried;
+  /** The flush of the folder after a compaction's rename; a flushed append waits for it. */
+  folderSynced?: Promise<void>;
+}
+
+/** The appends made while a compaction beside them writes its snapshot. */
+interface Carried {
+  text: string[];
+  bytes: number;
+  /** One of them was flushed: so is the new file, before it takes the old one's place. */
+  sync: boolean;
 }
 
 /**
@@ -79,6 +92,10 @@ export class FileSessionLog implements SessionLog {
   private readonly stateFolder: string | undefined;
   private folderReady: Promise<void> | undefined;
   private staleTemporariesChecked = new Set<string>();
+  /** A session's file work that must not overlap: an append, a compaction's switch of files. */
+  private readonly turns = new Map<string, Promise<void>>();
+  /** The compactions beside appends under way; every other call on the session waits for it. */
+  private readonly besides = new Map<string, Promise<void>>();
 
   constructor(options: FileSessionLogOptions) {
     this.directory = nodePath.resolve(options.directory);
@@ -110,6 +127,11 @@ export class FileSessionLog implements SessionLog {
 
   async load(id: string): Promise<StoredLog | undefined> {
     const file = this.location(id);
+    await this.besides.get(id);
+    return this.loadNow(id, file);
+  }
+
+  private async loadNow(id: string, file: string): Promise<StoredLog | undefined> {
     const text = await this.readSessionFile(file);
     if (text === undefined) return undefined;
     const read = readLog(text, { file, id });
@@ -123,12 +145,21 @@ export class FileSessionLog implements SessionLog {
     return read.log;
   }
 
-  async append(
+  append(
     id: string,
     records: readonly LogRecord[],
     options: { sync: boolean; onWritten?: () => void },
   ): Promise<AppendResult> {
     const file = this.location(id);
+    return this.inTurn(id, () => this.appendNow(id, file, records, options));
+  }
+
+  private async appendNow(
+    id: string,
+    file: string,
+    records: readonly LogRecord[],
+    options: { sync: boolean; onWritten?: () => void },
+  ): Promise<AppendResult> {
     const state = this.files.get(id) ?? (await this.stateFromFile(id, file));
     checkAppendSeqs(records, state.lastSeq, file);
     const last = records.at(-1);
@@ -140,8 +171,18 @@ export class FileSessionLog implements SessionLog {
       state.handle ??= await this.fileSystem.open(file, appendFlags);
       if (state.handle.appendSync !== undefined) state.handle.appendSync(text);
       else await state.handle.writeFile(text, 'utf8');
+      const carried = state.carried;
+      if (carried !== undefined) {
+        carried.text.push(text);
+        carried.bytes += Buffer.byteLength(text, 'utf8');
+        carried.sync ||= options.sync;
+      }
       options.onWritten?.();
-      if (options.sync) await state.handle.sync();
+      if (options.sync) {
+        await state.handle.sync();
+        // Just after a compaction: the new file's name is durable too.
+        await state.folderSynced;
+      }
     } catch (error) {
       await this.closeHandle(id);
       // The lines may be half on disk: only a new snapshot puts the file right.
@@ -160,6 +201,11 @@ export class FileSessionLog implements SessionLog {
   }
 
   async compact(id: string, snapshot: SessionSnapshot): Promise<void> {
+    await this.besides.get(id);
+    await this.compactNow(id, snapshot);
+  }
+
+  private async compactNow(id: string, snapshot: SessionSnapshot): Promise<void> {
     const file = this.location(id);
     const line = encodeSnapshot(snapshot);
     await this.closeHandle(id);
@@ -177,10 +223,119 @@ export class FileSessionLog implements SessionLog {
       logBytes: 0,
       handle: undefined,
     });
-    if (!this.staleTemporariesChecked.has(id)) {
-      this.staleTemporariesChecked.add(id);
-      await this.removeStaleTemporaries(file);
+    await this.checkStaleTemporaries(id, file);
+  }
+
+  /**
+   * `compact` beside the appends that come meanwhile (see `SessionLog.compactBeside`): the
+   * snapshot is written to a temporary file and flushed while they go on into the session file;
+   * then, between two appends, the temporary file gets what they appended (flushed too when one of
+   * them was), takes the session file's place (rename) and the folder is flushed. Only the switch
+   * holds appends back, and only a carried flushed append makes it wait for a flush; an append
+   * that is to be flushed waits for the folder's flush. Every other call on the session waits for
+   * the compaction. When an append fails meanwhile (the next write is then a whole snapshot) or
+   * the session is let go, the compaction gives up and the file stays as it was. One at a time:
+   * a second waits for the first. Where the file is not known to be at `snapshot.seq` (not read
+   * or written in this process), it compacts as `compact` does, with the appends held back.
+   */
+  async compactBeside(id: string, snapshot: SessionSnapshot): Promise<void> {
+    const file = this.location(id);
+    const line = encodeSnapshot(snapshot);
+    await this.besides.get(id);
+    const state = this.files.get(id);
+    if (state === undefined || state.carried !== undefined || state.lastSeq !== snapshot.seq) {
+      return this.inTurn(id, () => this.compactNow(id, snapshot));
     }
+    const carried: Carried = { text: [], bytes: 0, sync: false };
+    state.carried = carried;
+    const done = this.switchAfterSnapshot(id, file, line, state, carried);
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.besides.set(id, settled);
+    try {
+      await done;
+    } finally {
+      if (state.carried === carried) state.carried = undefined;
+      if (this.besides.get(id) === settled) this.besides.delete(id);
+    }
+  }
+
+  private async switchAfterSnapshot(
+    id: string,
+    file: string,
+    line: string,
+    state: FileState,
+    carried: Carried,
+  ): Promise<void> {
+    const folder = nodePath.dirname(file);
+    const temporary = `${file}.${randomUUID()}.tmp`;
+    let renamed = false;
+    try {
+      const handle = await this.fileSystem.open(temporary, 'wx', 0o600);
+      try {
+        await handle.writeFile(line, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      renamed = await this.inTurn(id, async () => {
+        // An append failed meanwhile (a whole snapshot comes next), or the session was let go.
+        if (this.files.get(id) !== state) return false;
+        const tail = carried.text.join('');
+        if (tail !== '') {
+          const appending = await this.fileSystem.open(temporary, appendFlags);
+          try {
+            if (appending.appendSync !== undefined) appending.appendSync(tail);
+            else await appending.writeFile(tail, 'utf8');
+            if (carried.sync) await appending.sync();
+          } finally {
+            await appending.close();
+          }
+        }
+        await this.fileSystem.rename(temporary, file);
+        await this.closeHandle(id);
+        this.files.set(id, {
+          lastSeq: state.lastSeq,
+          snapshotBytes: Buffer.byteLength(line, 'utf8'),
+          logBytes: carried.bytes,
+          handle: undefined,
+          folderSynced: this.syncFolder(folder),
+        });
+        return true;
+      });
+    } catch (error) {
+      throw this.writeFailed(file, 'save the session', error);
+    } finally {
+      if (!renamed) await this.fileSystem.unlink(temporary).catch(() => undefined);
+    }
+    await this.files.get(id)?.folderSynced;
+    await this.checkStaleTemporaries(id, file);
+  }
+
+  /** Runs `work` once the session's file work under way is done, and before the next. */
+  private async inTurn<T>(id: string, work: () => Promise<T>): Promise<T> {
+    const before = this.turns.get(id);
+    let finish: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.turns.set(id, mine);
+    try {
+      if (before !== undefined) await before;
+      return await work();
+    } finally {
+      finish();
+      if (this.turns.get(id) === mine) this.turns.delete(id);
+    }
+  }
+
+  /** The first compaction of a session removes what a crash during an earlier one left. */
+  private async checkStaleTemporaries(id: string, file: string): Promise<void> {
+    if (this.staleTemporariesChecked.has(id)) return;
+    this.staleTemporariesChecked.add(id);
+    await this.removeStaleTemporaries(file);
   }
 
   async remove(id: string): Promise<void> {
@@ -224,6 +379,7 @@ export class FileSessionLog implements SessionLog {
 
   /** Closes what the log keeps open for a session and forgets what it knew. */
   private async forget(id: string): Promise<void> {
+    await this.besides.get(id);
     await this.closeHandle(id);
     this.files.delete(id);
   }
@@ -259,7 +415,8 @@ export class FileSessionLog implements SessionLog {
   }
 
   private async stateFromFile(id: string, file: string): Promise<FileState> {
-    if ((await this.load(id)) === undefined) {
+    // In an append's turn: no compaction is switching files now (it would wait for the turn).
+    if ((await this.loadNow(id, file)) === undefined) {
       throw new SessionLogError(
         `The session file ${file} does not exist: write a snapshot first.`,
         { code: 'session_missing', location: file },

@@ -37,6 +37,14 @@ export interface WriteOptions {
 /** Flushed writes in a row that may append although a compaction is due. */
 const maxCompactionsPostponed = 8;
 
+/** What a write started that goes on after it: a compaction beside the later appends. */
+interface Started {
+  beside?: Promise<void>;
+}
+
+/** Waits for the compaction a write started beside the later appends (never rejects). */
+const besideDone = (started: Started): Promise<void> | undefined => started.beside;
+
 /** The write of one batch, once asked for (see `LogWriter.write`). */
 interface Scheduled {
   /** Settles once the batch is stored (flushed if any change asked for it). */
@@ -115,6 +123,8 @@ export class LogWriter implements SessionWriter {
    * if any asked for it), `written` as soon as the records are written, for those that did not.
    */
   private scheduled: Scheduled | undefined;
+  /** A compaction going on beside the appends after it (`SessionLog.compactBeside`). */
+  private compactingBeside: Promise<void> | undefined;
 
   constructor(options: LogWriterOptions) {
     this.log = options.log;
@@ -159,7 +169,7 @@ export class LogWriter implements SessionWriter {
     const stored = started.then(() => {
       this.scheduled = undefined;
       const through = this.state().seq;
-      return this.queue.run(() => this.persistThrough(through, markWritten));
+      return this.queue.run(() => this.persistThrough(through, markWritten)).then(besideDone);
     });
     // Changes that need no flush are stored once written: their callers (the events that clients
     // are sent) need not wait for the fsync of an intent in the same batch.
@@ -171,7 +181,12 @@ export class LogWriter implements SessionWriter {
   }
 
   flush(): Promise<void> {
-    return this.queue.run(() => this.persistThrough(this.state().seq, () => undefined));
+    // A compaction under way beside the appends is waited for too: what the log holds is then
+    // the snapshot it wrote and the records after it.
+    return this.queue
+      .run(() => this.persistThrough(this.state().seq, () => undefined))
+      .then((started) => Promise.all([besideDone(started), this.compactingBeside]))
+      .then(() => undefined);
   }
 
   remove(): Promise<void> {
@@ -181,11 +196,15 @@ export class LogWriter implements SessionWriter {
     });
   }
 
-  private async persistThrough(seq: number, onWritten: () => void): Promise<void> {
+  /**
+   * Stores the changes through `seq`. Gives the compaction it started beside later appends, if it
+   * did (`compactBeside`): its writers wait for it (see `compactAfterAppend`), the queue does not.
+   */
+  private async persistThrough(seq: number, onWritten: () => void): Promise<Started> {
     if (this.conflict !== undefined) throw this.conflict;
     // A batch or a snapshot written by an earlier task may already hold this change (the last
     // flush before the lock was given up, too).
-    if (this.persistedSeq >= seq) return;
+    if (this.persistedSeq >= seq) return {};
     if (this.released !== undefined) throw this.released;
     const empty = this.startEmpty;
     // Every change since the empty snapshot is still pending: store it, then them as records.
@@ -199,7 +218,7 @@ export class LogWriter implements SessionWriter {
     this.startEmpty = undefined;
     if (this.needsSnapshot) {
       await this.writeSnapshot();
-      return;
+      return {};
     }
     const sync = this.syncEveryWrite || this.pending.some((pending) => pending.sync);
     let compact = this.cleared;
@@ -213,15 +232,24 @@ export class LogWriter implements SessionWriter {
     const batch = this.pending;
     this.pending = [];
     const last = batch.at(-1);
-    if (last === undefined) return;
+    if (last === undefined) return {};
+    // Where the log compacts beside the appends after this one, the snapshot is of what it holds
+    // once this batch is in: taken now, before changes made meanwhile join later batches.
+    const beside = compact && this.log.compactBeside !== undefined;
+    let snapshot: SessionSnapshot | undefined;
+    if (beside && this.compactingBeside === undefined && this.state().seq === last.record.seq) {
+      snapshot = snapshotOf(this.state());
+      this.cleared = false;
+    }
     let compactionDue: boolean;
     try {
       // The writers of a batch that a compaction follows wait for it too, as when the snapshot
-      // was their write: a reader after them finds the log compacted.
+      // was their write: a reader after them finds the log compacted. Not its events where the
+      // compaction goes on beside the later appends: they are sent once written, as ever.
       ({ compactionDue } = await this.log.append(
         this.id,
         batch.map((pending) => pending.record),
-        this.underLock(compact ? { sync } : { sync, onWritten }),
+        this.underLock(compact && !beside ? { sync } : { sync, onWritten }),
       ));
     } catch (error) {
       if (error instanceof SessionLogError && error.code === 'session_seq_conflict') {
@@ -235,7 +263,7 @@ export class LogWriter implements SessionWriter {
       // The stored session went away behind our back: store it afresh from memory.
       if (error instanceof SessionLogError && error.code === 'session_missing') {
         await this.writeSnapshot();
-        return;
+        return {};
       }
       throw error instanceof SessionStoreError
         ? error
@@ -245,8 +273,11 @@ export class LogWriter implements SessionWriter {
           });
     }
     this.persistedSeq = last.record.seq;
-    this.compactionDue = compactionDue;
-    if (compact) await this.compactAfterAppend();
+    // The log's size is the old file's while a compaction beside the appends is under way.
+    this.compactionDue = compactionDue && this.compactingBeside === undefined;
+    if (snapshot !== undefined) return { beside: this.compactBeside(snapshot) };
+    if (compact && !beside) await this.compactAfterAppend();
+    return {};
   }
 
   /**
@@ -266,6 +297,28 @@ export class LogWriter implements SessionWriter {
       // The batch is stored: its write succeeded. A compaction replaces the log at once or not at
       // all, so a failed one left it as it was: later writes append, and one compacts again.
     }
+  }
+
+  /**
+   * Starts a compaction that the writes after it do not wait for (CH-5: the events in them wait
+   * for their write, never for a compaction's flushes), of `snapshot`: what the log holds after
+   * the batch just appended. A failed one left the log as it was: a later write compacts again.
+   */
+  private compactBeside(snapshot: SessionSnapshot): Promise<void> {
+    this.compactionDue = false;
+    this.compactionsPostponed = 0;
+    const log = this.log as Required<Pick<SessionLog, 'compactBeside'>>;
+    const running = log.compactBeside(this.id, snapshot, this.underLock({})).then(
+      () => undefined,
+      () => {
+        this.compactionDue = true;
+      },
+    );
+    this.compactingBeside = running;
+    void running.finally(() => {
+      if (this.compactingBeside === running) this.compactingBeside = undefined;
+    });
+    return running;
   }
 
   /**

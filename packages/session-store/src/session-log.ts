@@ -168,6 +168,19 @@ export interface SessionLog {
     snapshot: SessionSnapshot,
     options?: { records?: readonly LogRecord[]; lock?: SessionLogLock },
   ): Promise<void>;
+  /**
+   * `compact`, done beside the appends that come while it works (optional): they go on into the
+   * current log, and are carried over after the snapshot, which then takes the log's place. A log
+   * that has it does not hold back the writes queued behind a compaction for as long as its
+   * flushes take (a session's events wait for their write, never for a flush: CH-5). Only ever
+   * asked for a snapshot of everything already appended (`snapshot.seq` is the last record's).
+   * Like `compact`: atomic, and durable when it resolves; a failed one leaves the log as it was.
+   */
+  compactBeside?(
+    id: string,
+    snapshot: SessionSnapshot,
+    options?: { lock?: SessionLogLock },
+  ): Promise<void>;
   /** Removes the session; nothing happens when there is none. */
   remove(id: string): Promise<void>;
   /**

@@ -266,6 +266,8 @@ describe('crash safety: compaction', () => {
       await session.append(message);
       await session.recordUsage({ promptTokens: 1, completionTokens: 1, totalTokens: 2 });
     }
+    // A compaction may still be under way beside the last writes: a flush waits for it too.
+    await session.flush();
 
     const lines = await fileLines(sessionFile(workDir, 's1'));
     const reloaded = await load(workDir);
@@ -291,8 +293,10 @@ describe('crash safety: compaction', () => {
     const lines = await fileLines(sessionFile(workDir, 's1'));
     expect(lines).toHaveLength(3);
     expect(JSON.parse(lines[2] ?? '{}')).toMatchObject({ type: 'tool_started', seq: 3 });
-    // The next write nobody waits on to be flushed compacts.
+    // The next write nobody waits on to be flushed compacts (beside the writes after it: a
+    // flush waits for it).
     await session.toolFinished('c1');
+    await session.flush();
     expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(1);
     expect(await snapshotSeq()).toBe(4);
     expect((await load(workDir)).history()).toEqual([user('first'), user('x'.repeat(2000))]);
@@ -306,6 +310,7 @@ describe('crash safety: compaction', () => {
     for (let index = 0; index < 8; index += 1) await session.append(user(`more ${index}`));
     expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(10);
     await session.append(user('ninth'));
+    await session.flush();
     expect(await fileLines(sessionFile(workDir, 's1'))).toHaveLength(1);
     expect((await load(workDir)).history()).toHaveLength(11);
   });
@@ -314,8 +319,11 @@ describe('crash safety: compaction', () => {
     const workDir = await tempDir();
     const session = await (await newProcess({ workDir, compactMinBytes: 2000 })).getOrCreate('s1', { workDir });
     for (let index = 0; index < 50; index += 1) await session.append(user(`long message number ${index} `.repeat(4)));
+    // No compaction under way beside the appends (the clear's would wait for it).
+    await session.flush();
     await session.clear();
     await session.append(user('fresh start'));
+    await session.flush();
 
     const lines = await fileLines(sessionFile(workDir, 's1'));
     expect(lines).toHaveLength(2);
@@ -368,13 +376,17 @@ describe('crash safety: compaction', () => {
     expect(reloaded.history().length).toBeGreaterThan(2);
     const first = JSON.parse((await fileLines(file))[0] ?? '{}') as { type: string; seq: number };
     expect(first.type).toBe('snapshot');
-    expect(first.seq).toBe(committed ? acknowledged.length : 1);
+    // The new snapshot is of what was stored when the compaction began (the appends made while
+    // it worked follow it as records); the old one is the first, of seq 1.
+    if (committed) expect(first.seq).toBeGreaterThan(1);
+    else expect(first.seq).toBe(1);
 
     // A crash may leave a temporary file; it is never read, and the next snapshot removes it.
     const leftovers = (await readdir(folder)).filter((name) => name.endsWith('.tmp'));
     expect(leftovers.length).toBe(step === 'write' || step === 'sync' || step === 'rename' ? 1 : 0);
     const next = await (await newProcess({ workDir, compactMinBytes: 0 })).getOrCreate('s1', { workDir });
     for (let index = 0; index < 20; index += 1) await next.append(user(`later ${index}`));
+    await next.flush();
     // The session file and the lock of the process that has it open now; no temporary file.
     expect((await readdir(folder)).sort()).toEqual(['s1.jsonl', 's1.lock']);
   });

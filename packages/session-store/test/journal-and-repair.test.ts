@@ -222,6 +222,7 @@ describe('tool journal (SES-8)', () => {
     for (let index = 0; index < 10; index += 1) {
       await session.recordUsage({ promptTokens: 1, completionTokens: 1, totalTokens: 2 });
     }
+    await session.flush();
 
     expect((await fileLines(sessionFile(workDir, 's1'))).length).toBeLessThan(10);
     expect((await load(workDir)).history().slice(1)).toEqual([
