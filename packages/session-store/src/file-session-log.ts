@@ -92,8 +92,13 @@ export class FileSessionLog implements SessionLog {
   private readonly stateFolder: string | undefined;
   private folderReady: Promise<void> | undefined;
   private staleTemporariesChecked = new Set<string>();
-  /** A session's file work that must not overlap: an append, a compaction's switch of files. */
+  /**
+   * A session's file work that must not overlap a compaction's switch of files: the switch, and
+   * the appends that come while it waits or works.
+   */
   private readonly turns = new Map<string, Promise<void>>();
+  /** The last append made at once (no switch pending), settled or not: a switch waits for it. */
+  private readonly lastAppends = new Map<string, Promise<unknown>>();
   /** The compactions beside appends under way; every other call on the session waits for it. */
   private readonly besides = new Map<string, Promise<void>>();
 
@@ -151,7 +156,13 @@ export class FileSessionLog implements SessionLog {
     options: { sync: boolean; onWritten?: () => void },
   ): Promise<AppendResult> {
     const file = this.location(id);
-    return this.inTurn(id, () => this.appendNow(id, file, records, options));
+    if (this.turns.has(id)) {
+      return this.inTurn(id, () => this.appendNow(id, file, records, options));
+    }
+    // One append at a time (a session has one writer). No switch of files is pending: at once.
+    const appended = this.appendNow(id, file, records, options);
+    this.lastAppends.set(id, appended);
+    return appended;
   }
 
   private async appendNow(
@@ -238,28 +249,28 @@ export class FileSessionLog implements SessionLog {
    * a second waits for the first. Where the file is not known to be at `snapshot.seq` (not read
    * or written in this process), it compacts as `compact` does, with the appends held back.
    */
-  async compactBeside(id: string, snapshot: SessionSnapshot): Promise<void> {
-    const file = this.location(id);
-    const line = encodeSnapshot(snapshot);
-    await this.besides.get(id);
+  compactBeside(id: string, snapshot: SessionSnapshot): Promise<void> {
+    const under = this.besides.get(id);
+    if (under !== undefined) return under.then(() => this.compactBeside(id, snapshot));
     const state = this.files.get(id);
     if (state === undefined || state.carried !== undefined || state.lastSeq !== snapshot.seq) {
       return this.inTurn(id, () => this.compactNow(id, snapshot));
     }
+    // Set before this returns: every append after the snapshot's last record is carried over.
     const carried: Carried = { text: [], bytes: 0, sync: false };
     state.carried = carried;
-    const done = this.switchAfterSnapshot(id, file, line, state, carried);
+    const file = this.location(id);
+    const done = this.switchAfterSnapshot(id, file, encodeSnapshot(snapshot), state, carried);
     const settled = done.then(
       () => undefined,
       () => undefined,
     );
     this.besides.set(id, settled);
-    try {
-      await done;
-    } finally {
+    void settled.then(() => {
       if (state.carried === carried) state.carried = undefined;
       if (this.besides.get(id) === settled) this.besides.delete(id);
-    }
+    });
+    return done;
   }
 
   private async switchAfterSnapshot(
@@ -324,6 +335,7 @@ export class FileSessionLog implements SessionLog {
     this.turns.set(id, mine);
     try {
       if (before !== undefined) await before;
+      await this.lastAppends.get(id)?.catch(() => undefined);
       return await work();
     } finally {
       finish();
@@ -380,6 +392,7 @@ export class FileSessionLog implements SessionLog {
   /** Closes what the log keeps open for a session and forgets what it knew. */
   private async forget(id: string): Promise<void> {
     await this.besides.get(id);
+    this.lastAppends.delete(id);
     await this.closeHandle(id);
     this.files.delete(id);
   }
