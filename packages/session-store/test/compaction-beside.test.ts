@@ -2,7 +2,8 @@ import { readdir } from 'node:fs/promises';
 import nodePath from 'node:path';
 import { settlesWithin } from '@claw/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SessionFileHandle } from '../src/index.js';
+import { FileSessionLog, type LogRecord, type SessionFileHandle } from '../src/index.js';
+import { emptySnapshot } from '../src/testing/index.js';
 import {
   RecordingFileSystem,
   call,
@@ -75,6 +76,11 @@ async function compactionUnderWay() {
   return { workDir, fileSystem, session, from };
 }
 
+function appendRecord(seq: number, content: string): LogRecord {
+  const change = { type: 'append' as const, messages: [user(content)] };
+  return { seq, at: '2030-01-01T00:00:00.000Z', change };
+}
+
 const seqOf = (line: string | undefined): number => (JSON.parse(line ?? '{}') as { seq: number }).seq;
 
 describe('a compaction goes on beside the writes after it (CH-5: events wait for no flush)', () => {
@@ -143,5 +149,19 @@ describe('a compaction goes on beside the writes after it (CH-5: events wait for
     const reloaded = await (await newProcess({ workDir })).getOrCreate('s1', { workDir });
     expect(reloaded.history()).toEqual([user('first'), user('x'.repeat(2000))]);
     expect(reloaded.lastEventSeq()).toBe(failed.event.seq);
+  });
+
+  it('an append made as soon as the compaction is asked for is carried over too (the log, directly)', async () => {
+    const directory = nodePath.join(await tempDir(), 'sessions');
+    const log = new FileSessionLog({ directory });
+    await log.compact('s', emptySnapshot('s'));
+    await log.append('s', [appendRecord(1, 'one')], { sync: false });
+    const compacted = log.compactBeside('s', emptySnapshot('s', { seq: 1, history: [user('one')] }));
+    // Not waited for: the writer's next batch can come before the compaction's first step.
+    const appended = log.append('s', [appendRecord(2, 'two')], { sync: false });
+    await Promise.all([compacted, appended]);
+    const lines = await fileLines(nodePath.join(directory, 's.jsonl'));
+    expect(lines.map(seqOf)).toEqual([1, 2]);
+    expect((await new FileSessionLog({ directory }).load('s'))?.records.map((record) => record.seq)).toEqual([2]);
   });
 });
