@@ -305,7 +305,8 @@ describe('clients that stop reading while a session streams a long answer (CH-5,
 
     controller.send({ type: 'prompt', content: 'write a long answer' });
     // A generous quiet spell before giving up (it returns at the task's end): with both cores busy
-    // and the suite running beside it, a loaded CI run once saw these readers get nothing for 10 s.
+    // the server streams slower. (A loaded CI run once saw 10 s of nothing: events then waited
+    // behind each session-file compaction's flushes; compactions now go on beside the writes.)
     for (const reader of [controller, tcpReader]) {
       await reader.until(() => reader.has('task_completed') || reader.has('error') || reader.ended !== undefined, 30_000);
     }

@@ -12,9 +12,9 @@ export interface AtomicWriteFileSystem {
 
 /**
  * Replaces `file` with `text` so that a crash leaves the old content or the new, never half:
- * the text goes to a new temporary file beside it (created exclusively), is flushed to disk, and
- * the temporary file is renamed over `file` (the commit point). On failure the temporary file is
- * removed and the error rethrown. The caller's file system does the I/O (core does none itself).
+ * the text goes to a new temporary file beside it (`writeFlushedTemporary`), and the temporary
+ * file is renamed over `file` (the commit point). On failure the temporary file is removed and the
+ * error rethrown. The caller's file system does the I/O (core does none itself).
  */
 export async function writeFileAtomically(
   fileSystem: AtomicWriteFileSystem,
@@ -23,10 +23,29 @@ export async function writeFileAtomically(
   options: { mode?: number } = {},
 ): Promise<void> {
   const slash = Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\'));
-  const folder = slash > 0 ? file.slice(0, slash) : '.';
+  await fileSystem.mkdir(slash > 0 ? file.slice(0, slash) : '.', { recursive: true });
+  const temporary = await writeFlushedTemporary(fileSystem, file, text, options);
+  try {
+    await fileSystem.rename(temporary, file);
+  } catch (error) {
+    await fileSystem.unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Writes `text` to a new temporary file beside `file` (`<file>.<uuid>.tmp`, created exclusively,
+ * mode 0600 unless given), flushed to disk, and returns its path: the first half of an atomic
+ * replacement, for a caller that renames it later. On failure it is removed and the error rethrown.
+ */
+export async function writeFlushedTemporary(
+  fileSystem: Pick<AtomicWriteFileSystem, 'open' | 'unlink'>,
+  file: string,
+  text: string,
+  options: { mode?: number } = {},
+): Promise<string> {
   const temporary = `${file}.${crypto.randomUUID()}.tmp`;
   try {
-    await fileSystem.mkdir(folder, { recursive: true });
     const handle = await fileSystem.open(temporary, 'wx', options.mode ?? 0o600);
     try {
       await handle.writeFile(text, 'utf8');
@@ -34,11 +53,11 @@ export async function writeFileAtomically(
     } finally {
       await handle.close();
     }
-    await fileSystem.rename(temporary, file);
   } catch (error) {
     await fileSystem.unlink(temporary).catch(() => undefined);
     throw error;
   }
+  return temporary;
 }
 
 /**

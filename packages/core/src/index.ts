@@ -140,5 +140,10 @@ export {
   type Compaction,
   type CompactionReason,
 } from './compaction.js';
-export { writeAll, writeFileAtomically, type AtomicWriteFileSystem } from './atomic-write.js';
+export {
+  writeAll,
+  writeFileAtomically,
+  writeFlushedTemporary,
+  type AtomicWriteFileSystem,
+} from './atomic-write.js';
 export { visible, withoutColourCodes } from './visible-text.js';

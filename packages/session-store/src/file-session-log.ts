@@ -1,7 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import nodePath from 'node:path';
-import { errnoCode, errorMessage, prepareStateFolder, writeFileAtomically } from '@claw/core';
+import {
+  errnoCode,
+  errorMessage,
+  prepareStateFolder,
+  writeFileAtomically,
+  writeFlushedTemporary,
+} from '@claw/core';
 import { SessionLogError } from './errors.js';
 import {
   nodeSessionFileSystem,
@@ -180,8 +185,8 @@ export class FileSessionLog implements SessionLog {
       .join('');
     try {
       state.handle ??= await this.fileSystem.open(file, appendFlags);
-      if (state.handle.appendSync !== undefined) state.handle.appendSync(text);
-      else await state.handle.writeFile(text, 'utf8');
+      const writing = appendText(state.handle, text);
+      if (writing !== undefined) await writing;
       const carried = state.carried;
       if (carried !== undefined) {
         carried.text.push(text);
@@ -253,7 +258,7 @@ export class FileSessionLog implements SessionLog {
     const under = this.besides.get(id);
     if (under !== undefined) return under.then(() => this.compactBeside(id, snapshot));
     const state = this.files.get(id);
-    if (state === undefined || state.carried !== undefined || state.lastSeq !== snapshot.seq) {
+    if (state === undefined || state.lastSeq !== snapshot.seq) {
       return this.inTurn(id, () => this.compactNow(id, snapshot));
     }
     // Set before this returns: every append after the snapshot's last record is carried over.
@@ -280,17 +285,14 @@ export class FileSessionLog implements SessionLog {
     state: FileState,
     carried: Carried,
   ): Promise<void> {
-    const folder = nodePath.dirname(file);
-    const temporary = `${file}.${randomUUID()}.tmp`;
+    let temporary: string;
+    try {
+      temporary = await writeFlushedTemporary(this.fileSystem, file, line);
+    } catch (error) {
+      throw this.writeFailed(file, 'save the session', error);
+    }
     let renamed = false;
     try {
-      const handle = await this.fileSystem.open(temporary, 'wx', 0o600);
-      try {
-        await handle.writeFile(line, 'utf8');
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
       renamed = await this.inTurn(id, async () => {
         // An append failed meanwhile (a whole snapshot comes next), or the session was let go.
         if (this.files.get(id) !== state) return false;
@@ -298,8 +300,7 @@ export class FileSessionLog implements SessionLog {
         if (tail !== '') {
           const appending = await this.fileSystem.open(temporary, appendFlags);
           try {
-            if (appending.appendSync !== undefined) appending.appendSync(tail);
-            else await appending.writeFile(tail, 'utf8');
+            await appendText(appending, tail);
             if (carried.sync) await appending.sync();
           } finally {
             await appending.close();
@@ -312,7 +313,7 @@ export class FileSessionLog implements SessionLog {
           snapshotBytes: Buffer.byteLength(line, 'utf8'),
           logBytes: carried.bytes,
           handle: undefined,
-          folderSynced: this.syncFolder(folder),
+          folderSynced: this.syncFolder(nodePath.dirname(file)),
         });
         return true;
       });
@@ -515,4 +516,14 @@ export class FileSessionLog implements SessionLog {
       { code: 'session_write_failed', location: file, cause },
     );
   }
+}
+
+/**
+ * Appends `text` through a file opened to append: at once where the handle can (then nothing is
+ * returned to wait for: an append's own records are written before it yields).
+ */
+function appendText(handle: SessionFileHandle, text: string): Promise<void> | undefined {
+  if (handle.appendSync === undefined) return handle.writeFile(text, 'utf8');
+  handle.appendSync(text);
+  return undefined;
 }

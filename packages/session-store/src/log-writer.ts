@@ -185,8 +185,7 @@ export class LogWriter implements SessionWriter {
     // the snapshot it wrote and the records after it.
     return this.queue
       .run(() => this.persistThrough(this.state().seq, () => undefined))
-      .then((started) => Promise.all([besideDone(started), this.compactingBeside]))
-      .then(() => undefined);
+      .then(() => this.compactingBeside);
   }
 
   remove(): Promise<void> {

@@ -374,12 +374,19 @@ describe('crash safety: compaction', () => {
     // file holds exactly what was acknowledged.
     expect(reloaded.history()).toEqual(acknowledged);
     expect(reloaded.history().length).toBeGreaterThan(2);
-    const first = JSON.parse((await fileLines(file))[0] ?? '{}') as { type: string; seq: number };
+    const lines = (await fileLines(file)).map((line) => JSON.parse(line) as { type: string; seq: number });
+    const first = lines[0] ?? { type: 'none', seq: 0 };
     expect(first.type).toBe('snapshot');
-    // The new snapshot is of what was stored when the compaction began (the appends made while
-    // it worked follow it as records); the old one is the first, of seq 1.
-    if (committed) expect(first.seq).toBeGreaterThan(1);
-    else expect(first.seq).toBe(1);
+    // The new snapshot is of what was stored when the compaction began, and the appends made while
+    // it worked follow it as records, up to the last acknowledged change; the old one is of seq 1.
+    if (committed) {
+      expect(first.seq).toBeGreaterThan(1);
+      expect(lines.slice(1).map((line) => line.seq)).toEqual(
+        Array.from({ length: acknowledged.length - first.seq }, (_, index) => first.seq + index + 1),
+      );
+    } else {
+      expect(first.seq).toBe(1);
+    }
 
     // A crash may leave a temporary file; it is never read, and the next snapshot removes it.
     const leftovers = (await readdir(folder)).filter((name) => name.endsWith('.tmp'));
